@@ -1,1 +1,34 @@
-//! windlass-protocol
+//! OpenResponses wire types (spec release 2026-04-24) plus the OpenAI
+//! Responses extensions real clients parse (MCP items, `requires_action`).
+//!
+//! Pure data: serde only, no I/O. Unknown item, content, tool and event types
+//! deserialize into an `Unknown` variant that keeps the raw JSON, so nothing a
+//! client sends is lost between parsing and validation.
+//!
+//! ```
+//! use windlass_protocol::{CreateResponseRequest, Input};
+//! let req: CreateResponseRequest =
+//!     serde_json::from_str(r#"{"model":"m","input":"Hello"}"#).unwrap();
+//! assert_eq!(req.input, Some(Input::Text("Hello".into())));
+//! ```
+
+mod open_enum;
+
+pub mod content;
+pub mod error;
+pub mod events;
+pub mod ids;
+pub mod items;
+pub mod mcp;
+pub mod request;
+pub mod response;
+pub mod tools;
+
+pub use content::*;
+pub use error::*;
+pub use events::*;
+pub use items::*;
+pub use mcp::*;
+pub use request::*;
+pub use response::*;
+pub use tools::*;

@@ -1,1 +1,67 @@
-//! windlass-testkit
+//! # windlass-testkit
+//!
+//! A scripted fake OpenAI-compatible upstream: a real HTTP server on a random
+//! loopback port that stands in for vLLM / llama.cpp / OpenAI in integration
+//! tests and benchmarks.
+//!
+//! * `POST /v1/chat/completions` pops the next scripted [`Reply`] (FIFO; a
+//!   default reply when the queue is empty) and answers it streamed (SSE,
+//!   `chat.completion.chunk` objects then `data: [DONE]`) when the request
+//!   has `"stream": true`, or as one `chat.completion` JSON object otherwise.
+//!   Every request is recorded before the reply starts.
+//! * `GET /v1/models` lists the ids set with [`FakeUpstream::set_models`].
+//! * `GET /health` answers 200.
+//!
+//! Replies can mimic the failure modes of real servers: slow first byte,
+//! slow tokens, stalls before or during the stream, connections cut mid-stream,
+//! HTTP errors and in-stream error events. Streams abandoned by the client are
+//! counted ([`FakeUpstream::disconnects`]).
+//!
+//! ```
+//! use std::time::Duration;
+//! use windlass_testkit::{FakeUpstream, Reply, ToolCallSpec};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let upstream = FakeUpstream::start().await;
+//! upstream.push(Reply::text("Hello there").reasoning("Greet them").usage(12, 3));
+//! upstream.push(Reply::tool_calls(vec![
+//!     ToolCallSpec::new("get_weather", r#"{"city":"Paris"}"#),
+//!     ToolCallSpec::new("get_time", "{}").id("call_x"),
+//! ]));
+//! upstream.push(
+//!     Reply::text("slow and broken")
+//!         .first_byte_delay(Duration::from_millis(5))
+//!         .delay_between_chunks(Duration::from_millis(1))
+//!         .cut_after(3),
+//! );
+//!
+//! let client = reqwest::Client::new();
+//! let url = format!("{}/chat/completions", upstream.base_url());
+//! let body: serde_json::Value = client
+//!     .post(&url)
+//!     .json(&serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+//!     .send()
+//!     .await
+//!     .unwrap()
+//!     .json()
+//!     .await
+//!     .unwrap();
+//! assert_eq!(body["choices"][0]["message"]["content"], "Hello there");
+//! assert_eq!(body["usage"]["total_tokens"], 15);
+//! assert_eq!(upstream.last_request().unwrap()["model"], "m");
+//! # }
+//! ```
+
+mod completion;
+mod pump;
+mod reply;
+mod server;
+mod sse;
+mod state;
+mod turn;
+mod upstream;
+
+pub use reply::{Reply, ToolCallSpec, DEFAULT_CHUNK_CHARS};
+pub use state::RecordedRequest;
+pub use upstream::FakeUpstream;

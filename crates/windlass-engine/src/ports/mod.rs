@@ -1,0 +1,7 @@
+//! The engine's ports. Adapters implement them in their own crates.
+
+pub mod policy;
+pub mod provider;
+pub mod sink;
+pub mod store;
+pub mod tools;

@@ -1,0 +1,120 @@
+//! The one gate around every tool call and every turn.
+//!
+//! SDK hooks (seed 002) and governance (seed 004: allowlists, rate limits,
+//! autonomy budgets) are all `Policy` implementations; the engine consults
+//! the configured policy before each turn, before each call and after it.
+
+use std::time::Duration;
+
+use super::tools::{ToolCall, ToolDefinition, ToolResult};
+
+/// What the loop has spent so far in this response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopBudget {
+    /// Model turns already made.
+    pub turns: u32,
+    /// Server-executed tool calls so far.
+    pub tool_calls: u64,
+    pub elapsed: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyContext<'a> {
+    pub response_id: &'a str,
+    pub model: &'a str,
+    pub turn: u32,
+}
+
+/// The verdict before a call runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallDecision {
+    Allow,
+    /// Run it with these arguments instead of the model's.
+    AllowWithArguments(String),
+    /// Do not run it; the reason is fed back as the call's error output.
+    Deny { reason: String },
+    /// Pause the response for a human decision (an approval request).
+    RequireApproval,
+}
+
+/// The verdict before a model turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnDecision {
+    Continue,
+    /// End the response as `incomplete` with this reason.
+    Stop { reason: String },
+}
+
+#[async_trait::async_trait]
+pub trait Policy: Send + Sync {
+    async fn before_turn(&self, _ctx: &PolicyContext<'_>, _budget: &LoopBudget) -> TurnDecision {
+        TurnDecision::Continue
+    }
+
+    async fn before_call(
+        &self,
+        _ctx: &PolicyContext<'_>,
+        _call: &ToolCall,
+        _tool: Option<&ToolDefinition>,
+    ) -> CallDecision {
+        CallDecision::Allow
+    }
+
+    /// Observes a result and may replace it.
+    async fn after_call(
+        &self,
+        _ctx: &PolicyContext<'_>,
+        _call: &ToolCall,
+        result: ToolResult,
+    ) -> ToolResult {
+        result
+    }
+}
+
+/// The default: everything allowed.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AllowAll;
+
+impl Policy for AllowAll {}
+
+/// Several policies in order: the first non-default decision wins.
+pub struct PolicyChain(pub Vec<std::sync::Arc<dyn Policy>>);
+
+#[async_trait::async_trait]
+impl Policy for PolicyChain {
+    async fn before_turn(&self, ctx: &PolicyContext<'_>, budget: &LoopBudget) -> TurnDecision {
+        for p in &self.0 {
+            if let d @ TurnDecision::Stop { .. } = p.before_turn(ctx, budget).await {
+                return d;
+            }
+        }
+        TurnDecision::Continue
+    }
+
+    async fn before_call(
+        &self,
+        ctx: &PolicyContext<'_>,
+        call: &ToolCall,
+        tool: Option<&ToolDefinition>,
+    ) -> CallDecision {
+        for p in &self.0 {
+            match p.before_call(ctx, call, tool).await {
+                CallDecision::Allow => continue,
+                other => return other,
+            }
+        }
+        CallDecision::Allow
+    }
+
+    async fn after_call(
+        &self,
+        ctx: &PolicyContext<'_>,
+        call: &ToolCall,
+        mut result: ToolResult,
+    ) -> ToolResult {
+        for p in &self.0 {
+            result = p.after_call(ctx, call, result).await;
+        }
+        result
+    }
+}

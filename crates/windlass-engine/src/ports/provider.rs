@@ -1,0 +1,140 @@
+//! The model port: one upstream turn from the canonical transcript.
+
+use std::pin::Pin;
+
+use futures::Stream;
+use serde_json::Value;
+use windlass_protocol::{Item, ReasoningEffort, TextFormat, Usage};
+
+/// A function the model may call, as the upstream sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelTool {
+    pub name: String,
+    pub description: Option<String>,
+    pub parameters: Value,
+    pub strict: Option<bool>,
+}
+
+/// `tool_choice` for one model turn.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ModelToolChoice {
+    #[default]
+    Auto,
+    None,
+    Required,
+    Function(String),
+}
+
+/// Everything one upstream call needs. The transcript holds only items the
+/// upstream understands: messages, function calls and their outputs, reasoning.
+#[derive(Debug, Clone, Default)]
+pub struct ModelRequest {
+    pub model: String,
+    pub instructions: Option<String>,
+    pub transcript: Vec<Item>,
+    pub tools: Vec<ModelTool>,
+    pub tool_choice: ModelToolChoice,
+    pub parallel_tool_calls: Option<bool>,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub presence_penalty: Option<f64>,
+    pub frequency_penalty: Option<f64>,
+    pub max_output_tokens: Option<u64>,
+    pub top_logprobs: Option<u32>,
+    pub text_format: Option<TextFormat>,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    pub user: Option<String>,
+    /// Stream from the upstream (`true`) or ask for one complete body.
+    pub stream: bool,
+}
+
+/// Why the upstream stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    Length,
+    ToolCalls,
+    ContentFilter,
+    Other(String),
+}
+
+/// One piece of a model turn, in the order the upstream produced it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEvent {
+    TextDelta(String),
+    ReasoningDelta(String),
+    RefusalDelta(String),
+    /// A fragment of tool call number `index`: the first fragment of a call
+    /// carries its `id` and `name`, later ones only argument text.
+    ToolCallDelta {
+        index: u32,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: String,
+    },
+    Usage(Usage),
+    Finished(FinishReason),
+}
+
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ProviderError>> + Send>>;
+
+/// A model the upstream serves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    pub id: String,
+    pub owned_by: Option<String>,
+    pub created: Option<u64>,
+}
+
+/// Why an upstream call failed. Dropping a [`ModelStream`] aborts the call.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("upstream unreachable: {0}")]
+    Connect(String),
+    #[error("upstream timed out ({0})")]
+    Timeout(TimeoutPhase),
+    #[error("upstream answered {status}: {message}")]
+    Status {
+        status: u16,
+        message: String,
+        code: Option<String>,
+    },
+    #[error("upstream stream ended early: {0}")]
+    Interrupted(String),
+    #[error("upstream sent something unreadable: {0}")]
+    Protocol(String),
+    /// The request cannot be expressed for this upstream (a 400 for the client).
+    #[error("{message}")]
+    Unsupported {
+        message: String,
+        param: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutPhase {
+    Connect,
+    FirstByte,
+    Idle,
+}
+
+impl std::fmt::Display for TimeoutPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeoutPhase::Connect => "connect",
+            TimeoutPhase::FirstByte => "waiting for the first byte",
+            TimeoutPhase::Idle => "idle between chunks",
+        })
+    }
+}
+
+/// A model server. Implementations live in `windlass-providers`.
+#[async_trait::async_trait]
+pub trait ModelProvider: Send + Sync {
+    /// Starts one model turn. Errors before the first byte are returned here
+    /// (after the provider's own retries); later ones come through the stream.
+    async fn start(&self, request: ModelRequest) -> Result<ModelStream, ProviderError>;
+
+    /// The models the upstream serves.
+    async fn list_models(&self) -> Result<Vec<ModelInfo>, ProviderError>;
+}

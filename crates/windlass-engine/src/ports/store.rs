@@ -1,0 +1,81 @@
+//! The persistence port: finished responses and the items they reference.
+
+use windlass_protocol::{Item, ResponseResource};
+
+/// A finished response to persist.
+#[derive(Debug, Clone, Copy)]
+pub struct NewResponse<'a> {
+    /// The resource as returned to the client, `output` included.
+    pub response: &'a ResponseResource,
+    /// The items of this request's own `input` (ids assigned), in order.
+    pub input: &'a [Item],
+}
+
+/// Which page of input items to list (`GET /v1/responses/{id}/input_items`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRequest {
+    /// Return items after this item id (in the chosen order).
+    pub after: Option<String>,
+    /// 1..=100.
+    pub limit: usize,
+    pub order: SortOrder,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortOrder {
+    Asc,
+    #[default]
+    Desc,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemPage {
+    pub items: Vec<Item>,
+    pub has_more: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("storage failure: {0}")]
+    Backend(String),
+    #[error("stored data is unreadable: {0}")]
+    Corrupt(String),
+    #[error("response {0} already exists")]
+    Duplicate(String),
+    #[error("no item with id {0} in that response's input")]
+    UnknownCursor(String),
+}
+
+/// Where responses live. Items are stored once; a response keeps the ordered
+/// ids of the items it references (its history, its input, its output).
+#[async_trait::async_trait]
+pub trait ResponseStore: Send + Sync {
+    /// Persists a finished response. Its history is the context of
+    /// `response.previous_response_id` (that response's history, input and
+    /// output), referenced rather than copied. Atomic: all or nothing.
+    async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError>;
+
+    /// The stored resource, or `None`.
+    async fn get(&self, id: &str) -> Result<Option<ResponseResource>, StoreError>;
+
+    /// The transcript to continue from `id`: its history, input and output in
+    /// order. `None` when `id` is unknown.
+    async fn load_context(&self, id: &str) -> Result<Option<Vec<Item>>, StoreError>;
+
+    /// A page of the request's own input items. `None` when `id` is unknown.
+    async fn input_items(
+        &self,
+        id: &str,
+        page: &PageRequest,
+    ) -> Result<Option<ItemPage>, StoreError>;
+
+    /// Deletes a response. Responses that continue from it keep working.
+    /// Returns false when `id` is unknown.
+    async fn delete(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// The most recently stored item with this public id (for `item_reference`).
+    async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError>;
+
+    /// Cheap liveness probe for `/ready`.
+    async fn ping(&self) -> Result<(), StoreError>;
+}

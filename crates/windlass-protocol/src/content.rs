@@ -1,0 +1,145 @@
+//! Content parts of messages, reasoning items and tool outputs.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::open_enum::open_enum;
+
+open_enum! {
+    /// One part of a message's content.
+    pub enum ContentPart {
+        "input_text" => InputText(TextPart),
+        "output_text" => OutputText(OutputTextPart),
+        "text" => Text(TextPart),
+        "summary_text" => SummaryText(TextPart),
+        "reasoning_text" => ReasoningText(TextPart),
+        "refusal" => Refusal(RefusalPart),
+        "input_image" => InputImage(ImagePart),
+        "input_file" => InputFile(FilePart),
+        "input_video" => InputVideo(VideoPart),
+    }
+}
+
+impl ContentPart {
+    fn untyped(_raw: Value) -> Result<Self, String> {
+        Err("content part is missing `type`".into())
+    }
+
+    /// The text this part carries, if it is a textual part.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            ContentPart::InputText(t)
+            | ContentPart::Text(t)
+            | ContentPart::SummaryText(t)
+            | ContentPart::ReasoningText(t) => Some(&t.text),
+            ContentPart::OutputText(t) => Some(&t.text),
+            ContentPart::Refusal(r) => Some(&r.refusal),
+            _ => None,
+        }
+    }
+
+    pub fn input_text(text: impl Into<String>) -> Self {
+        ContentPart::InputText(TextPart { text: text.into() })
+    }
+
+    pub fn output_text(text: impl Into<String>) -> Self {
+        ContentPart::OutputText(OutputTextPart {
+            text: text.into(),
+            annotations: Vec::new(),
+            logprobs: None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextPart {
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputTextPart {
+    pub text: String,
+    #[serde(default)]
+    pub annotations: Vec<Annotation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<Vec<LogProb>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RefusalPart {
+    pub refusal: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageDetail {
+    Low,
+    High,
+    Auto,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImagePart {
+    #[serde(default)]
+    pub image_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<ImageDetail>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilePart {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_data: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VideoPart {
+    pub video_url: String,
+}
+
+open_enum! {
+    /// An annotation on output text.
+    pub enum Annotation {
+        "url_citation" => UrlCitation(UrlCitation),
+    }
+}
+
+impl Annotation {
+    fn untyped(_raw: Value) -> Result<Self, String> {
+        Err("annotation is missing `type`".into())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UrlCitation {
+    pub url: String,
+    pub start_index: u64,
+    pub end_index: u64,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogProb {
+    pub token: String,
+    pub logprob: f64,
+    #[serde(default)]
+    pub bytes: Vec<u8>,
+    #[serde(default)]
+    pub top_logprobs: Vec<TopLogProb>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopLogProb {
+    pub token: String,
+    pub logprob: f64,
+    #[serde(default)]
+    pub bytes: Vec<u8>,
+}

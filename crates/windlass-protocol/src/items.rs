@@ -1,0 +1,231 @@
+//! Conversation items: the unit of input, output and storage.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::content::ContentPart;
+use crate::mcp::{McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools};
+use crate::open_enum::open_enum;
+
+open_enum! {
+    /// Every item that can appear in `input`, `output` or the stored transcript.
+    pub enum Item {
+        "message" => Message(Message),
+        "function_call" => FunctionCall(FunctionCall),
+        "function_call_output" => FunctionCallOutput(FunctionCallOutput),
+        "reasoning" => Reasoning(Reasoning),
+        "compaction" => Compaction(Compaction),
+        "item_reference" => ItemReference(ItemReference),
+        "mcp_list_tools" => McpListTools(McpListTools),
+        "mcp_call" => McpCall(McpCall),
+        "mcp_approval_request" => McpApprovalRequest(McpApprovalRequest),
+        "mcp_approval_response" => McpApprovalResponse(McpApprovalResponse),
+    }
+}
+
+impl Item {
+    /// Items without `type`: the "easy" message form `{role, content}` and the
+    /// bare `{id}` item reference, both accepted by the contract.
+    fn untyped(raw: Value) -> Result<Self, String> {
+        if raw.get("role").is_some() {
+            serde_json::from_value(raw)
+                .map(Item::Message)
+                .map_err(|e| format!("invalid `message`: {e}"))
+        } else if raw.get("id").is_some() {
+            serde_json::from_value(raw)
+                .map(Item::ItemReference)
+                .map_err(|e| format!("invalid `item_reference`: {e}"))
+        } else {
+            Err("item is missing `type`".into())
+        }
+    }
+
+    /// The item's id, when it has one.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Item::Message(m) => m.id.as_deref(),
+            Item::FunctionCall(c) => c.id.as_deref(),
+            Item::FunctionCallOutput(o) => o.id.as_deref(),
+            Item::Reasoning(r) => r.id.as_deref(),
+            Item::Compaction(c) => c.id.as_deref(),
+            Item::ItemReference(r) => Some(&r.id),
+            Item::McpListTools(m) => Some(&m.id),
+            Item::McpCall(m) => Some(&m.id),
+            Item::McpApprovalRequest(m) => Some(&m.id),
+            Item::McpApprovalResponse(m) => m.id.as_deref(),
+            Item::Unknown(v) => v.get("id").and_then(Value::as_str),
+        }
+    }
+
+    /// A user message with one text part.
+    pub fn user_text(text: impl Into<String>) -> Item {
+        Item::Message(Message {
+            id: None,
+            role: Role::User,
+            content: MessageContent::Text(text.into()),
+            status: None,
+            phase: None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+    System,
+    Developer,
+}
+
+/// Status of an item (`in_progress`, `completed`, `incomplete`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    InProgress,
+    Completed,
+    Incomplete,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessagePhase {
+    Commentary,
+    FinalAnswer,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub role: Role,
+    pub content: MessageContent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ItemStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<MessagePhase>,
+}
+
+/// A message's content: a plain string (input shorthand) or content parts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageContent {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+impl MessageContent {
+    /// All textual content joined, in order.
+    pub fn joined_text(&self) -> String {
+        match self {
+            MessageContent::Text(t) => t.clone(),
+            MessageContent::Parts(parts) => parts.iter().filter_map(ContentPart::text).collect(),
+        }
+    }
+}
+
+impl Serialize for MessageContent {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MessageContent::Text(t) => s.serialize_str(t),
+            MessageContent::Parts(p) => p.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MessageContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(t) => Ok(MessageContent::Text(t)),
+            v @ Value::Array(_) => serde_json::from_value(v)
+                .map(MessageContent::Parts)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "`content` must be a string or an array of content parts",
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub call_id: String,
+    pub name: String,
+    pub arguments: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ItemStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCallOutput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub call_id: String,
+    pub output: ToolOutput,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ItemStatus>,
+    /// Set when the output reports a tool failure (seed 000 FR-029), so a
+    /// model-facing error is distinguishable from a result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}
+
+/// A tool's output: a string, or content parts (text, images, files).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutput {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+impl Serialize for ToolOutput {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolOutput::Text(t) => s.serialize_str(t),
+            ToolOutput::Parts(p) => p.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolOutput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(t) => Ok(ToolOutput::Text(t)),
+            v @ Value::Array(_) => serde_json::from_value(v)
+                .map(ToolOutput::Parts)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "`output` must be a string or an array of content parts",
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub summary: Vec<ContentPart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<ContentPart>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted_content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ItemStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compaction {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub encrypted_content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemReference {
+    pub id: String,
+}

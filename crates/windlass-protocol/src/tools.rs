@@ -1,0 +1,113 @@
+//! Tool definitions and `tool_choice`.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::mcp::McpTool;
+use crate::open_enum::open_enum;
+
+open_enum! {
+    /// A tool the model may call.
+    pub enum Tool {
+        "function" => Function(FunctionTool),
+        "mcp" => Mcp(McpTool),
+    }
+}
+
+impl Tool {
+    fn untyped(_raw: Value) -> Result<Self, String> {
+        Err("tool is missing `type`".into())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionTool {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub parameters: Option<Value>,
+    #[serde(default)]
+    pub strict: Option<bool>,
+}
+
+/// `none`, `auto` or `required`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoiceMode {
+    None,
+    #[default]
+    Auto,
+    Required,
+}
+
+/// `tool_choice`: a mode string or an object form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolChoice {
+    Mode(ToolChoiceMode),
+    Object(ToolChoiceObject),
+}
+
+impl Default for ToolChoice {
+    fn default() -> Self {
+        ToolChoice::Mode(ToolChoiceMode::Auto)
+    }
+}
+
+open_enum! {
+    /// The object forms of `tool_choice`.
+    pub enum ToolChoiceObject {
+        "function" => Function(SpecificFunction),
+        "allowed_tools" => AllowedTools(AllowedTools),
+        "mcp" => Mcp(SpecificMcp),
+    }
+}
+
+impl ToolChoiceObject {
+    fn untyped(_raw: Value) -> Result<Self, String> {
+        Err("tool_choice object is missing `type`".into())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecificFunction {
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecificMcp {
+    pub server_label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllowedTools {
+    pub tools: Vec<ToolChoiceObject>,
+    #[serde(default)]
+    pub mode: ToolChoiceMode,
+}
+
+impl Serialize for ToolChoice {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolChoice::Mode(m) => m.serialize(s),
+            ToolChoice::Object(o) => o.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolChoice {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            v @ Value::String(_) => serde_json::from_value(v)
+                .map(ToolChoice::Mode)
+                .map_err(|_| D::Error::custom("`tool_choice` must be one of none, auto, required")),
+            v @ Value::Object(_) => serde_json::from_value(v)
+                .map(ToolChoice::Object)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom("`tool_choice` must be a string or an object")),
+        }
+    }
+}

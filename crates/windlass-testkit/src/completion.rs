@@ -1,0 +1,77 @@
+//! Non-streamed JSON bodies: `chat.completion` objects and error bodies.
+
+use serde_json::{json, Map, Value};
+
+use crate::turn::Turn;
+
+/// OpenAI error `type` for an HTTP status.
+pub(crate) fn error_type(status: u16) -> &'static str {
+    match status {
+        400 | 404 | 409 | 413 | 422 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        429 => "rate_limit_error",
+        500..=599 => "server_error",
+        _ => "error",
+    }
+}
+
+/// `{"error":{"message","type","code"}}`.
+pub(crate) fn error_body(status: u16, message: &str) -> Value {
+    json!({
+        "error": {
+            "message": message,
+            "type": error_type(status),
+            "code": status,
+        }
+    })
+}
+
+/// The full non-streamed `chat.completion` object for `turn`.
+pub(crate) fn completion_body(turn: &Turn<'_>) -> Value {
+    let reply = turn.reply;
+    let mut message = Map::new();
+    message.insert("role".into(), "assistant".into());
+    message.insert(
+        "content".into(),
+        match &reply.content {
+            Some(c) => Value::String(c.clone()),
+            None if reply.tool_calls.is_empty() => Value::String(String::new()),
+            None => Value::Null,
+        },
+    );
+    if let Some(r) = &reply.reasoning {
+        message.insert(reply.reasoning_field.clone(), Value::String(r.clone()));
+    }
+    if !reply.tool_calls.is_empty() {
+        let calls = reply
+            .tool_calls
+            .iter()
+            .zip(&turn.call_ids)
+            .map(|(c, id)| {
+                json!({
+                    "id": id,
+                    "type": "function",
+                    "function": { "name": c.name, "arguments": c.arguments },
+                })
+            })
+            .collect();
+        message.insert("tool_calls".into(), Value::Array(calls));
+    }
+    let mut body = json!({
+        "id": turn.id,
+        "object": "chat.completion",
+        "created": turn.created,
+        "model": turn.model,
+        "choices": [{
+            "index": 0,
+            "message": message,
+            "logprobs": null,
+            "finish_reason": turn.finish_reason(),
+        }],
+    });
+    if let Some(u) = turn.usage {
+        body["usage"] = u.to_json();
+    }
+    body
+}
