@@ -160,17 +160,35 @@ pub enum EventData {
     Error { error: ErrorPayload },
 
     #[serde(rename = "response.mcp_list_tools.in_progress")]
-    McpListToolsInProgress { item_id: String, output_index: usize },
+    McpListToolsInProgress {
+        item_id: String,
+        output_index: usize,
+    },
     #[serde(rename = "response.mcp_list_tools.completed")]
-    McpListToolsCompleted { item_id: String, output_index: usize },
+    McpListToolsCompleted {
+        item_id: String,
+        output_index: usize,
+    },
     #[serde(rename = "response.mcp_list_tools.failed")]
-    McpListToolsFailed { item_id: String, output_index: usize },
+    McpListToolsFailed {
+        item_id: String,
+        output_index: usize,
+    },
     #[serde(rename = "response.mcp_call.in_progress")]
-    McpCallInProgress { item_id: String, output_index: usize },
+    McpCallInProgress {
+        item_id: String,
+        output_index: usize,
+    },
     #[serde(rename = "response.mcp_call.completed")]
-    McpCallCompleted { item_id: String, output_index: usize },
+    McpCallCompleted {
+        item_id: String,
+        output_index: usize,
+    },
     #[serde(rename = "response.mcp_call.failed")]
-    McpCallFailed { item_id: String, output_index: usize },
+    McpCallFailed {
+        item_id: String,
+        output_index: usize,
+    },
     #[serde(rename = "response.mcp_call_arguments.delta")]
     McpCallArgumentsDelta {
         item_id: String,

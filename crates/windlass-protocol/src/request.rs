@@ -115,7 +115,9 @@ impl<'de> Deserialize<'de> for Input {
                 }
                 Ok(Input::Items(out))
             }
-            _ => Err(D::Error::custom("`input` must be a string or an array of items")),
+            _ => Err(D::Error::custom(
+                "`input` must be a string or an array of items",
+            )),
         }
     }
 }

@@ -158,8 +158,7 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.total_tokens += other.total_tokens;
         self.input_tokens_details.cached_tokens += other.input_tokens_details.cached_tokens;
-        self.output_tokens_details.reasoning_tokens +=
-            other.output_tokens_details.reasoning_tokens;
+        self.output_tokens_details.reasoning_tokens += other.output_tokens_details.reasoning_tokens;
     }
 }
 

@@ -107,7 +107,9 @@ impl<'de> Deserialize<'de> for ToolChoice {
             v @ Value::Object(_) => serde_json::from_value(v)
                 .map(ToolChoice::Object)
                 .map_err(D::Error::custom),
-            _ => Err(D::Error::custom("`tool_choice` must be a string or an object")),
+            _ => Err(D::Error::custom(
+                "`tool_choice` must be a string or an object",
+            )),
         }
     }
 }

@@ -32,7 +32,9 @@ pub enum CallDecision {
     /// Run it with these arguments instead of the model's.
     AllowWithArguments(String),
     /// Do not run it; the reason is fed back as the call's error output.
-    Deny { reason: String },
+    Deny {
+        reason: String,
+    },
     /// Pause the response for a human decision (an approval request).
     RequireApproval,
 }
@@ -42,7 +44,9 @@ pub enum CallDecision {
 pub enum TurnDecision {
     Continue,
     /// End the response as `incomplete` with this reason.
-    Stop { reason: String },
+    Stop {
+        reason: String,
+    },
 }
 
 #[async_trait::async_trait]

@@ -1,0 +1,45 @@
+//! Engine settings: the loop's limits and the server-wide choices of DESIGN.md.
+
+use std::time::Duration;
+
+/// How a response with pending client function calls ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClientToolsStatus {
+    /// Seed 000: status `requires_action`, event `response.requires_action`.
+    #[default]
+    RequiresAction,
+    /// OpenAI's form for strict clients: status `completed`, `response.completed`.
+    Completed,
+}
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Model used when a request names none.
+    pub default_model: Option<String>,
+    /// Model turns per response before it ends `incomplete` / `max_turns` (FR-013/015).
+    pub max_agentic_turns: u32,
+    /// Server cap on server-executed tool calls per response; the effective
+    /// budget is min(request `max_tool_calls`, this).
+    pub max_tool_calls: u64,
+    /// Server-owned calls of one turn that run at once.
+    pub tool_concurrency: usize,
+    /// Per-call timeout; a timeout becomes an error output.
+    pub tool_timeout: Duration,
+    /// Wall-clock limit for a whole response (None: unlimited).
+    pub max_response_time: Option<Duration>,
+    pub client_tools_status: ClientToolsStatus,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            default_model: None,
+            max_agentic_turns: 10,
+            max_tool_calls: 128,
+            tool_concurrency: 8,
+            tool_timeout: Duration::from_secs(60),
+            max_response_time: None,
+            client_tools_status: ClientToolsStatus::RequiresAction,
+        }
+    }
+}

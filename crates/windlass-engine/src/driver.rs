@@ -1,0 +1,262 @@
+//! `Engine::run`: the one agent loop every surface drives.
+
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn, Instrument};
+use windlass_protocol::{EventData, ResponseStatus, Usage};
+
+use crate::config::ClientToolsStatus;
+use crate::emitter::Emitter;
+use crate::engine::Engine;
+use crate::error::RunFailure;
+use crate::execute::{child, execute_calls};
+use crate::finish::{finalize, Ending};
+use crate::ports::policy::{CallDecision, LoopBudget, PolicyContext, TurnDecision};
+use crate::ports::provider::ProviderError;
+use crate::ports::sink::EventSink;
+use crate::ports::tools::{ToolCall, ToolContext};
+use crate::prepare::PreparedRun;
+use crate::state::{
+    decide_next_action, Disposition, Finish, Interrupt, LoopState, NextAction, PendingCall, Phase,
+};
+use crate::tooling::CallOwner;
+use crate::turn::{run_turn, TurnError};
+
+/// The result of a run: the final response, and why it failed if it did.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub response: windlass_protocol::ResponseResource,
+    pub failure: Option<RunFailure>,
+}
+
+impl Engine {
+    /// Runs the loop to its end, streaming events to `sink`. Persists the
+    /// response (unless `store: false`) before the single terminal event.
+    /// `cancel` stops the upstream call and running tools; the response then
+    /// ends `cancelled`.
+    pub async fn run(
+        &self,
+        run: PreparedRun,
+        sink: &mut dyn EventSink,
+        cancel: CancellationToken,
+    ) -> RunOutcome {
+        let span =
+            tracing::info_span!("response", id = %run.response.id, model = %run.response.model);
+        self.drive(run, sink, cancel).instrument(span).await
+    }
+
+    async fn drive(
+        &self,
+        run: PreparedRun,
+        sink: &mut dyn EventSink,
+        cancel: CancellationToken,
+    ) -> RunOutcome {
+        let inner = &*self.inner;
+        let started = Instant::now();
+        let upstream_stream = run.stream();
+        let mut out = Emitter::new(run.response.clone(), sink, cancel.clone());
+        out.emit_snapshot(|response| EventData::Created { response })
+            .await;
+        out.emit_snapshot(|response| EventData::InProgress { response })
+            .await;
+
+        let mut state = LoopState::new(
+            inner.config.max_agentic_turns,
+            run.call_budget,
+            run.single_shot,
+        );
+        if !run.single_shot {
+            let calls = run.pending.iter().map(|c| ToolCall {
+                call_id: c.call_id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            });
+            state.pending = self.classify(&run, calls, 0).await;
+        }
+        let mut usage: Option<Usage> = None;
+
+        let ending = loop {
+            if cancel.is_cancelled() {
+                break Ending::Cancelled;
+            }
+            match decide_next_action(&state) {
+                NextAction::CallModel => {
+                    if let Some(stop) = self.turn_gate(&run, &state, started).await {
+                        state.stop = Some(stop);
+                        continue;
+                    }
+                    let turn = state.turns;
+                    let request = crate::upstream::model_request(
+                        &run,
+                        &out.response.output,
+                        turn,
+                        upstream_stream,
+                    );
+                    let turn_span = tracing::info_span!("model_turn", turn);
+                    let turn_started = Instant::now();
+                    let stream = tokio::select! {
+                        biased;
+                        _ = cancel.cancelled() => break Ending::Cancelled,
+                        s = inner.provider.start(request).instrument(turn_span.clone()) => s,
+                    };
+                    let stream = match stream {
+                        Ok(s) => s,
+                        Err(e) => break provider_failure(&e),
+                    };
+                    let (result, _) = run_turn(&mut out, stream, &cancel)
+                        .instrument(turn_span.clone())
+                        .await;
+                    state.turns += 1;
+                    let outcome = match result {
+                        Ok(o) => o,
+                        Err(TurnError::Cancelled) => break Ending::Cancelled,
+                        Err(TurnError::Provider(e)) => break provider_failure(&e),
+                    };
+                    turn_span.in_scope(|| {
+                        info!(
+                            duration_ms = turn_started.elapsed().as_secs_f64() * 1000.0,
+                            tool_calls = outcome.calls.len(),
+                            "model turn done"
+                        )
+                    });
+                    if let Some(u) = outcome.usage {
+                        usage.get_or_insert_with(Usage::default).add(&u);
+                    }
+                    state.last_finish = outcome.finish;
+                    state.pending = if run.single_shot {
+                        outcome
+                            .calls
+                            .into_iter()
+                            .map(|call| PendingCall {
+                                call,
+                                disposition: Disposition::Client,
+                            })
+                            .collect()
+                    } else {
+                        self.classify(&run, outcome.calls.into_iter(), state.turns)
+                            .await
+                    };
+                    state.phase = Phase::AfterModel;
+                }
+                NextAction::ExecuteTools(plan) => {
+                    let planned: Vec<String> =
+                        plan.iter().map(|p| p.call.call_id.clone()).collect();
+                    let ctx = ToolContext {
+                        response_id: run.response.id.clone(),
+                        cancel: child(&cancel),
+                        turn: state.turns,
+                    };
+                    let sequential = run.request.parallel_tool_calls == Some(false);
+                    match execute_calls(inner, &mut out, plan, &ctx, sequential).await {
+                        Some(n) => state.executed_calls += n,
+                        None => break Ending::Cancelled,
+                    }
+                    state.pending.retain(|p| !planned.contains(&p.call.call_id));
+                    state.phase = Phase::AfterTools;
+                }
+                NextAction::Interrupt(Interrupt::ClientCalls | Interrupt::Approval) => {
+                    break match inner.config.client_tools_status {
+                        ClientToolsStatus::RequiresAction => Ending::Done(Finish {
+                            status: ResponseStatus::RequiresAction,
+                            incomplete_reason: None,
+                        }),
+                        ClientToolsStatus::Completed => Ending::Done(Finish::completed()),
+                    };
+                }
+                NextAction::Finish(f) => break Ending::Done(f),
+            }
+        };
+        if let Ending::Failed(f) = &ending {
+            warn!(code = %f.code, message = %f.message, "response failed");
+        }
+        finalize(inner, &run, out, ending, usage).await
+    }
+
+    /// The policy's and the wall clock's say before a model turn.
+    async fn turn_gate(
+        &self,
+        run: &PreparedRun,
+        state: &LoopState,
+        started: Instant,
+    ) -> Option<Finish> {
+        let inner = &*self.inner;
+        if let Some(limit) = inner.config.max_response_time {
+            if started.elapsed() >= limit {
+                return Some(Finish::incomplete("max_response_time"));
+            }
+        }
+        let ctx = PolicyContext {
+            response_id: &run.response.id,
+            model: &run.response.model,
+            turn: state.turns,
+        };
+        let budget = LoopBudget {
+            turns: state.turns,
+            tool_calls: state.executed_calls,
+            elapsed: started.elapsed(),
+        };
+        match inner.policy.before_turn(&ctx, &budget).await {
+            TurnDecision::Continue => None,
+            TurnDecision::Stop { reason } => Some(Finish::incomplete(&reason)),
+        }
+    }
+
+    /// Decides, before anything runs, who handles each call of a turn.
+    async fn classify(
+        &self,
+        run: &PreparedRun,
+        calls: impl Iterator<Item = ToolCall>,
+        turn: u32,
+    ) -> Vec<PendingCall> {
+        let inner = &*self.inner;
+        let ctx = PolicyContext {
+            response_id: &run.response.id,
+            model: &run.response.model,
+            turn,
+        };
+        let mut pending = Vec::new();
+        for call in calls {
+            let owner = run.tools.owner(&call.name, &inner.executors);
+            let disposition = if owner == CallOwner::Unknown {
+                Disposition::Reject(format!(
+                    "Error: tool '{}' is not available in this request.",
+                    call.name
+                ))
+            } else if !run.tools.is_allowed(&call.name) {
+                Disposition::Reject(format!(
+                    "Error: tool '{}' is not allowed for this request (allowed_tools).",
+                    call.name
+                ))
+            } else {
+                let def = run.tools.get(&call.name);
+                match inner.policy.before_call(&ctx, &call, def).await {
+                    CallDecision::Deny { reason } => Disposition::Reject(format!(
+                        "Error: tool '{}' was blocked: {reason}",
+                        call.name
+                    )),
+                    CallDecision::RequireApproval => Disposition::Approval,
+                    decision => {
+                        let arguments = match decision {
+                            CallDecision::AllowWithArguments(a) => a,
+                            _ => call.arguments.clone(),
+                        };
+                        match owner {
+                            CallOwner::Executor(executor) => Disposition::Execute {
+                                executor,
+                                arguments,
+                            },
+                            _ => Disposition::Client,
+                        }
+                    }
+                }
+            };
+            pending.push(PendingCall { call, disposition });
+        }
+        pending
+    }
+}
+
+fn provider_failure(e: &ProviderError) -> Ending {
+    Ending::Failed(RunFailure::from_provider(e))
+}

@@ -1,0 +1,108 @@
+//! The response under construction and the one place events are numbered.
+//!
+//! `output_index` is always the item's position in `response.output`, and
+//! `sequence_number` increases by one per event, across every turn.
+
+use tokio_util::sync::CancellationToken;
+use windlass_protocol::{EventData, Item, ResponseResource, StreamEvent};
+
+use crate::ports::sink::EventSink;
+
+pub(crate) struct Emitter<'s> {
+    pub response: ResponseResource,
+    sink: &'s mut dyn EventSink,
+    events: bool,
+    seq: u64,
+    cancel: CancellationToken,
+    client_gone: bool,
+}
+
+impl<'s> Emitter<'s> {
+    pub fn new(
+        response: ResponseResource,
+        sink: &'s mut dyn EventSink,
+        cancel: CancellationToken,
+    ) -> Self {
+        let events = sink.wants_events();
+        Emitter {
+            response,
+            sink,
+            events,
+            seq: 0,
+            cancel,
+            client_gone: false,
+        }
+    }
+
+    /// Whether events are wanted; callers skip building them otherwise.
+    pub fn on(&self) -> bool {
+        self.events && !self.client_gone
+    }
+
+    /// True once the receiver has gone away.
+    pub fn client_gone(&self) -> bool {
+        self.client_gone
+    }
+
+    /// Sends one event. A closed receiver cancels the response: nobody is
+    /// listening, so the upstream call and running tools stop.
+    pub async fn emit(&mut self, data: EventData) {
+        if !self.on() {
+            return;
+        }
+        let event = StreamEvent {
+            data,
+            sequence_number: self.seq,
+        };
+        self.seq += 1;
+        if self.sink.send(event).await.is_err() {
+            self.client_gone = true;
+            self.cancel.cancel();
+        }
+    }
+
+    /// Lifecycle event carrying a snapshot of the response.
+    pub async fn emit_snapshot(&mut self, make: fn(Box<ResponseResource>) -> EventData) {
+        if self.on() {
+            let snapshot = Box::new(self.response.clone());
+            self.emit(make(snapshot)).await;
+        }
+    }
+
+    /// Appends an item to the output and announces it; returns its index.
+    pub async fn add_item(&mut self, item: Item) -> usize {
+        let output_index = self.response.output.len();
+        if self.on() {
+            let announced = item.clone();
+            self.response.output.push(item);
+            self.emit(EventData::OutputItemAdded {
+                output_index,
+                item: announced,
+            })
+            .await;
+        } else {
+            self.response.output.push(item);
+        }
+        output_index
+    }
+
+    /// Announces that the item at `output_index` is final.
+    pub async fn item_done(&mut self, output_index: usize) {
+        if self.on() {
+            let item = self.response.output[output_index].clone();
+            self.emit(EventData::OutputItemDone { output_index, item })
+                .await;
+        }
+    }
+
+    /// Adds an already-final item: `added` then `done`.
+    pub async fn add_done_item(&mut self, item: Item) -> usize {
+        let idx = self.add_item(item).await;
+        self.item_done(idx).await;
+        idx
+    }
+
+    pub fn item_mut(&mut self, output_index: usize) -> &mut Item {
+        &mut self.response.output[output_index]
+    }
+}

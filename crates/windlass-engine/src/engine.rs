@@ -1,0 +1,89 @@
+//! The engine: the agent loop with its adapters plugged in.
+
+use std::sync::Arc;
+
+use crate::config::EngineConfig;
+use crate::ports::policy::{AllowAll, Policy};
+use crate::ports::provider::ModelProvider;
+use crate::ports::store::ResponseStore;
+use crate::ports::tools::ToolExecutor;
+
+/// One engine serves every surface (HTTP JSON, SSE, SDK, CLI). Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) inner: Arc<EngineInner>,
+}
+
+pub(crate) struct EngineInner {
+    pub provider: Arc<dyn ModelProvider>,
+    pub store: Arc<dyn ResponseStore>,
+    pub executors: Vec<Arc<dyn ToolExecutor>>,
+    pub policy: Arc<dyn Policy>,
+    pub config: EngineConfig,
+}
+
+impl Engine {
+    pub fn builder(
+        provider: Arc<dyn ModelProvider>,
+        store: Arc<dyn ResponseStore>,
+    ) -> EngineBuilder {
+        EngineBuilder {
+            provider,
+            store,
+            executors: Vec::new(),
+            policy: Arc::new(AllowAll),
+            config: EngineConfig::default(),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn ResponseStore> {
+        &self.inner.store
+    }
+
+    pub fn provider(&self) -> &Arc<dyn ModelProvider> {
+        &self.inner.provider
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+}
+
+/// Executors are registered here, once (seed 000 FR-004).
+pub struct EngineBuilder {
+    provider: Arc<dyn ModelProvider>,
+    store: Arc<dyn ResponseStore>,
+    executors: Vec<Arc<dyn ToolExecutor>>,
+    policy: Arc<dyn Policy>,
+    config: EngineConfig,
+}
+
+impl EngineBuilder {
+    /// Adds an executor; for each call the first one that accepts the tool wins.
+    pub fn executor(mut self, executor: Arc<dyn ToolExecutor>) -> Self {
+        self.executors.push(executor);
+        self
+    }
+
+    pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    pub fn config(mut self, config: EngineConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    pub fn build(self) -> Engine {
+        Engine {
+            inner: Arc::new(EngineInner {
+                provider: self.provider,
+                store: self.store,
+                executors: self.executors,
+                policy: self.policy,
+                config: self.config,
+            }),
+        }
+    }
+}

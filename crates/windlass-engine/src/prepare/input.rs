@@ -1,0 +1,139 @@
+//! The request's input items: checked, references resolved, ids assigned,
+//! and every `function_call_output` matched to an open call.
+
+use std::collections::HashSet;
+
+use windlass_protocol::ids::{new_id, prefix};
+use windlass_protocol::{ContentPart, Item, MessageContent, ToolOutput};
+
+use crate::error::EngineError;
+use crate::ports::store::ResponseStore;
+
+/// Resolves `item_reference`s, rejects unknown types, assigns missing ids.
+pub async fn canonicalize_input(
+    items: Vec<Item>,
+    store: &dyn ResponseStore,
+) -> Result<Vec<Item>, EngineError> {
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let item = match item {
+            Item::ItemReference(r) => store.find_item(&r.id).await?.ok_or_else(|| {
+                EngineError::invalid(
+                    format!("Item with id '{}' not found.", r.id),
+                    Some(format!("input[{i}].id")),
+                )
+            })?,
+            other => other,
+        };
+        check_item(&item, i)?;
+        out.push(with_id(item));
+    }
+    Ok(out)
+}
+
+fn check_item(item: &Item, i: usize) -> Result<(), EngineError> {
+    let param = |suffix: &str| Some(format!("input[{i}]{suffix}"));
+    match item {
+        Item::Unknown(_) => Err(EngineError::invalid_code(
+            format!("Input item type '{}' is not supported.", item.type_name()),
+            param("").as_deref(),
+            "unsupported_item_type",
+        )),
+        Item::Compaction(_) => Err(EngineError::invalid_code(
+            "compaction items are not supported by this gateway",
+            param("").as_deref(),
+            "unsupported_item_type",
+        )),
+        Item::McpApprovalRequest(_) | Item::McpListTools(_) | Item::McpCall(_) => Ok(()),
+        Item::Message(m) => match &m.content {
+            MessageContent::Text(_) => Ok(()),
+            MessageContent::Parts(parts) => check_parts(parts, &format!("input[{i}].content")),
+        },
+        Item::FunctionCallOutput(o) => match &o.output {
+            ToolOutput::Text(_) => Ok(()),
+            ToolOutput::Parts(parts) => check_parts(parts, &format!("input[{i}].output")),
+        },
+        _ => Ok(()),
+    }
+}
+
+fn check_parts(parts: &[ContentPart], path: &str) -> Result<(), EngineError> {
+    for (j, p) in parts.iter().enumerate() {
+        if let ContentPart::Unknown(_) = p {
+            return Err(EngineError::invalid_code(
+                format!("Content part type '{}' is not supported.", p.type_name()),
+                Some(&format!("{path}[{j}]")),
+                "unsupported_content_type",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Gives an item an id when the client sent none, so it can be listed and referenced.
+pub fn with_id(mut item: Item) -> Item {
+    fn fill(slot: &mut Option<String>, p: &str) {
+        if slot.is_none() {
+            *slot = Some(new_id(p));
+        }
+    }
+    match &mut item {
+        Item::Message(m) => fill(&mut m.id, prefix::MESSAGE),
+        Item::FunctionCall(c) => fill(&mut c.id, prefix::FUNCTION_CALL),
+        Item::FunctionCallOutput(o) => fill(&mut o.id, prefix::FUNCTION_CALL_OUTPUT),
+        Item::Reasoning(r) => fill(&mut r.id, prefix::REASONING),
+        Item::McpApprovalResponse(r) => fill(&mut r.id, prefix::MCP_APPROVAL_RESPONSE),
+        _ => {}
+    }
+    item
+}
+
+/// Checks each new `function_call_output` answers a call that is still open
+/// in the history or earlier in the input; returns the calls still open after
+/// the input, in order (a continuation's pending calls).
+pub fn match_call_outputs(
+    history: &[Item],
+    input: &[Item],
+) -> Result<Vec<windlass_protocol::FunctionCall>, EngineError> {
+    let mut open: Vec<windlass_protocol::FunctionCall> = Vec::new();
+    let mut answered: HashSet<&str> = HashSet::new();
+    for item in history {
+        track(item, &mut open, &mut answered);
+    }
+    for (i, item) in input.iter().enumerate() {
+        if let Item::FunctionCallOutput(o) = item {
+            let is_open = open
+                .iter()
+                .any(|c| c.call_id == o.call_id && !answered.contains(c.call_id.as_str()));
+            if !is_open {
+                return Err(EngineError::invalid_code(
+                    format!(
+                        "No tool call found for function call output with call_id '{}'.",
+                        o.call_id
+                    ),
+                    Some(&format!("input[{i}].call_id")),
+                    "unknown_call_id",
+                ));
+            }
+        }
+        track(item, &mut open, &mut answered);
+    }
+    Ok(open
+        .into_iter()
+        .filter(|c| !answered.contains(c.call_id.as_str()))
+        .collect())
+}
+
+fn track<'a>(
+    item: &'a Item,
+    open: &mut Vec<windlass_protocol::FunctionCall>,
+    answered: &mut HashSet<&'a str>,
+) {
+    match item {
+        Item::FunctionCall(c) => open.push(c.clone()),
+        Item::FunctionCallOutput(o) => {
+            answered.insert(o.call_id.as_str());
+        }
+        _ => {}
+    }
+}

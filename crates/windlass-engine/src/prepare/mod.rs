@@ -1,0 +1,184 @@
+//! Everything before the loop runs: validate, load history, resolve tools.
+//! Any refusal happens here, before a stream starts or anything is written.
+
+mod input;
+mod tools;
+mod validate;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Map;
+use windlass_protocol::ids::{new_id, prefix};
+use windlass_protocol::{
+    CreateResponseRequest, FunctionCall, Item, ResponseResource, ResponseStatus, TextField, Tool,
+    Truncation,
+};
+
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::ports::provider::ModelToolChoice;
+use crate::tooling::ToolSet;
+
+pub use input::with_id;
+pub use tools::valid_name;
+
+/// A checked request, ready for [`Engine::run`].
+pub struct PreparedRun {
+    pub(crate) response: ResponseResource,
+    pub(crate) request: CreateResponseRequest,
+    pub(crate) history: Vec<Item>,
+    pub(crate) input: Vec<Item>,
+    pub(crate) pending: Vec<FunctionCall>,
+    pub(crate) tools: ToolSet,
+    pub(crate) first_choice: ModelToolChoice,
+    pub(crate) single_shot: bool,
+    pub(crate) call_budget: u64,
+}
+
+impl PreparedRun {
+    pub fn id(&self) -> &str {
+        &self.response.id
+    }
+
+    /// Whether the client asked for a stream.
+    pub fn stream(&self) -> bool {
+        self.request.stream == Some(true)
+    }
+
+    pub fn store(&self) -> bool {
+        self.response.store
+    }
+
+    /// The response as it stands before the loop (`in_progress`, empty output).
+    pub fn response(&self) -> &ResponseResource {
+        &self.response
+    }
+}
+
+impl Engine {
+    /// Validates `req` and loads what it continues from.
+    pub async fn prepare(
+        &self,
+        mut req: CreateResponseRequest,
+    ) -> Result<PreparedRun, EngineError> {
+        let inner = &self.inner;
+        validate::validate_fields(&req)?;
+        let model = match req
+            .model
+            .as_deref()
+            .or(inner.config.default_model.as_deref())
+        {
+            Some(m) if !m.is_empty() => m.to_owned(),
+            _ => {
+                return Err(EngineError::invalid_code(
+                    "Missing required parameter: 'model'.",
+                    Some("model"),
+                    "missing_required_parameter",
+                ))
+            }
+        };
+        let resolved = tools::resolve_tools(&req, &inner.executors)?;
+
+        let history = match &req.previous_response_id {
+            Some(prev) => {
+                inner
+                    .store
+                    .load_context(prev)
+                    .await?
+                    .ok_or_else(|| EngineError::NotFound {
+                        message: format!("Previous response with id '{prev}' not found."),
+                        param: Some("previous_response_id".to_owned()),
+                        code: Some("previous_response_not_found".to_owned()),
+                    })?
+            }
+            None => Vec::new(),
+        };
+        let raw_input = req.input.take().map(|i| i.into_items()).unwrap_or_default();
+        let input = input::canonicalize_input(raw_input, inner.store.as_ref()).await?;
+        let pending = input::match_call_outputs(&history, &input)?;
+
+        let call_budget = req
+            .max_tool_calls
+            .unwrap_or(u64::MAX)
+            .min(inner.config.max_tool_calls);
+        let single_shot = inner.executors.is_empty() || resolved.choice_none;
+        let response = skeleton(&req, model);
+        Ok(PreparedRun {
+            response,
+            request: req,
+            history,
+            input,
+            pending,
+            tools: resolved.set,
+            first_choice: resolved.first_choice,
+            single_shot,
+            call_budget,
+        })
+    }
+}
+
+pub(crate) fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The response resource echoing the request, before any output.
+fn skeleton(req: &CreateResponseRequest, model: String) -> ResponseResource {
+    ResponseResource {
+        id: new_id(prefix::RESPONSE),
+        object: "response".to_owned(),
+        created_at: now_secs(),
+        completed_at: None,
+        status: ResponseStatus::InProgress,
+        incomplete_details: None,
+        model,
+        previous_response_id: req.previous_response_id.clone(),
+        instructions: req.instructions.clone(),
+        output: Vec::new(),
+        error: None,
+        tools: req.tools.iter().flatten().map(redact_tool).collect(),
+        tool_choice: req.tool_choice.clone().unwrap_or_default(),
+        truncation: Truncation::Disabled,
+        parallel_tool_calls: req.parallel_tool_calls.unwrap_or(true),
+        text: TextField {
+            format: req
+                .text
+                .as_ref()
+                .and_then(|t| t.format.clone())
+                .unwrap_or_else(|| TextField::default().format),
+            verbosity: req.text.as_ref().and_then(|t| t.verbosity),
+        },
+        top_p: req.top_p.unwrap_or(1.0),
+        presence_penalty: req.presence_penalty.unwrap_or(0.0),
+        frequency_penalty: req.frequency_penalty.unwrap_or(0.0),
+        top_logprobs: req.top_logprobs.unwrap_or(0),
+        temperature: req.temperature.unwrap_or(1.0),
+        reasoning: req.reasoning.clone(),
+        usage: None,
+        max_output_tokens: req.max_output_tokens,
+        max_tool_calls: req.max_tool_calls,
+        store: req.store.unwrap_or(true),
+        background: false,
+        service_tier: "default".to_owned(),
+        metadata: req.metadata.clone().unwrap_or_else(Map::new),
+        safety_identifier: req.safety_identifier.clone(),
+        prompt_cache_key: req.prompt_cache_key.clone(),
+        allowed_tools: req.allowed_tools.clone(),
+        user: req.user.clone(),
+    }
+}
+
+/// Secrets a request gives for an MCP server are never echoed or stored.
+fn redact_tool(tool: &Tool) -> Tool {
+    match tool {
+        Tool::Mcp(m) => {
+            let mut m = m.clone();
+            m.headers = None;
+            m.authorization = None;
+            Tool::Mcp(m)
+        }
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,168 @@
+//! The request's tools and `tool_choice`, checked and resolved.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::json;
+use windlass_protocol::{
+    CreateResponseRequest, Tool, ToolChoice, ToolChoiceMode, ToolChoiceObject,
+};
+
+use crate::error::EngineError;
+use crate::ports::provider::ModelToolChoice;
+use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolOrigin};
+use crate::tooling::ToolSet;
+
+/// What prepare learns from `tools`, `tool_choice` and `allowed_tools`.
+pub struct ResolvedTools {
+    pub set: ToolSet,
+    /// `tool_choice` for the first model turn.
+    pub first_choice: ModelToolChoice,
+    /// `tool_choice: none`: calls are returned, never run (FR-006).
+    pub choice_none: bool,
+}
+
+pub fn resolve_tools(
+    req: &CreateResponseRequest,
+    executors: &[Arc<dyn ToolExecutor>],
+) -> Result<ResolvedTools, EngineError> {
+    let mut defs = Vec::new();
+    let mut names = HashSet::new();
+    for (i, tool) in req.tools.iter().flatten().enumerate() {
+        match tool {
+            Tool::Function(f) => {
+                if f.name.is_empty() || !valid_name(&f.name) {
+                    return Err(EngineError::invalid(
+                        format!(
+                            "Invalid tool name '{}': use letters, digits, '_' or '-', at most 64 characters.",
+                            f.name
+                        ),
+                        Some(format!("tools[{i}].name")),
+                    ));
+                }
+                if !names.insert(f.name.clone()) {
+                    return Err(EngineError::invalid(
+                        format!("Duplicate tool name '{}'.", f.name),
+                        Some(format!("tools[{i}].name")),
+                    ));
+                }
+                defs.push(ToolDefinition {
+                    name: f.name.clone(),
+                    description: f.description.clone(),
+                    parameters: f
+                        .parameters
+                        .clone()
+                        .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+                    strict: f.strict,
+                    origin: ToolOrigin::Function,
+                });
+            }
+            Tool::Mcp(_) => {
+                return Err(EngineError::invalid_code(
+                    "mcp tools are not enabled on this gateway",
+                    Some(&format!("tools[{i}]")),
+                    "unsupported_tool_type",
+                ))
+            }
+            Tool::Unknown(_) => {
+                return Err(EngineError::invalid_code(
+                    format!("Tool type '{}' is not supported.", tool.type_name()),
+                    Some(&format!("tools[{i}].type")),
+                    "unsupported_tool_type",
+                ))
+            }
+        }
+    }
+
+    let mut allowed: Option<HashSet<String>> = None;
+    if let Some(list) = &req.allowed_tools {
+        check_names(list.iter().map(String::as_str), &names, "allowed_tools")?;
+        // An empty list means no restriction (FR-010).
+        if !list.is_empty() {
+            allowed = Some(list.iter().cloned().collect());
+        }
+    }
+
+    let (first_choice, choice_none) = match req.tool_choice.as_ref() {
+        None | Some(ToolChoice::Mode(ToolChoiceMode::Auto)) => (ModelToolChoice::Auto, false),
+        Some(ToolChoice::Mode(ToolChoiceMode::None)) => (ModelToolChoice::None, true),
+        Some(ToolChoice::Mode(ToolChoiceMode::Required)) => (ModelToolChoice::Required, false),
+        Some(ToolChoice::Object(ToolChoiceObject::Function(f))) => {
+            check_names([f.name.as_str()], &names, "tool_choice.name")?;
+            (ModelToolChoice::Function(f.name.clone()), false)
+        }
+        Some(ToolChoice::Object(ToolChoiceObject::AllowedTools(a))) => {
+            let mut list = HashSet::new();
+            for t in &a.tools {
+                match t {
+                    ToolChoiceObject::Function(f) => {
+                        list.insert(f.name.clone());
+                    }
+                    other => {
+                        return Err(EngineError::invalid(
+                            format!(
+                                "allowed_tools entries of type '{}' are not supported",
+                                other.type_name()
+                            ),
+                            Some("tool_choice.tools".to_owned()),
+                        ))
+                    }
+                }
+            }
+            check_names(list.iter().map(String::as_str), &names, "tool_choice.tools")?;
+            allowed = Some(match allowed {
+                Some(prev) => prev.intersection(&list).cloned().collect(),
+                None => list,
+            });
+            match a.mode {
+                ToolChoiceMode::None => (ModelToolChoice::None, true),
+                ToolChoiceMode::Auto => (ModelToolChoice::Auto, false),
+                ToolChoiceMode::Required => (ModelToolChoice::Required, false),
+            }
+        }
+        Some(ToolChoice::Object(other)) => {
+            return Err(EngineError::invalid(
+                format!(
+                    "tool_choice of type '{}' is not supported",
+                    other.type_name()
+                ),
+                Some("tool_choice".to_owned()),
+            ))
+        }
+    };
+    if defs.is_empty() && matches!(first_choice, ModelToolChoice::Required) {
+        return Err(EngineError::invalid(
+            "tool_choice 'required' needs at least one tool",
+            Some("tool_choice".to_owned()),
+        ));
+    }
+    Ok(ResolvedTools {
+        set: ToolSet::new(defs, executors, allowed),
+        first_choice,
+        choice_none,
+    })
+}
+
+fn check_names<'a>(
+    list: impl IntoIterator<Item = &'a str>,
+    known: &HashSet<String>,
+    param: &str,
+) -> Result<(), EngineError> {
+    for name in list {
+        if !known.contains(name) {
+            return Err(EngineError::invalid(
+                format!("Tool '{name}' is not among the request's tools."),
+                Some(param.to_owned()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The character set chat-completions servers accept for function names.
+pub fn valid_name(name: &str) -> bool {
+    name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}

@@ -1,0 +1,127 @@
+//! Checks on the request's scalar fields: refuse, by name, what Windlass
+//! cannot honour, instead of dropping it.
+
+use windlass_protocol::{CreateResponseRequest, Truncation};
+
+use crate::error::EngineError;
+
+const KNOWN_INCLUDES: [&str; 2] = [
+    "reasoning.encrypted_content",
+    "message.output_text.logprobs",
+];
+const SERVICE_TIERS: [&str; 5] = ["auto", "default", "flex", "priority", "scale"];
+
+pub fn validate_fields(req: &CreateResponseRequest) -> Result<(), EngineError> {
+    if let Some(name) = req.extra.keys().next() {
+        return Err(EngineError::invalid_code(
+            format!("Unknown parameter: '{name}'."),
+            Some(name),
+            "unknown_parameter",
+        ));
+    }
+    if req.background == Some(true) {
+        return Err(unsupported(
+            "background",
+            "background mode is not supported yet",
+        ));
+    }
+    if req.truncation == Some(Truncation::Auto) {
+        return Err(unsupported(
+            "truncation",
+            "truncation 'auto' is not supported: Windlass never drops context silently; use 'disabled'",
+        ));
+    }
+    range(req.temperature, 0.0, 2.0, "temperature")?;
+    range(req.top_p, 0.0, 1.0, "top_p")?;
+    range(req.presence_penalty, -2.0, 2.0, "presence_penalty")?;
+    range(req.frequency_penalty, -2.0, 2.0, "frequency_penalty")?;
+    if let Some(n) = req.top_logprobs {
+        if n > 20 {
+            return Err(EngineError::invalid(
+                "top_logprobs must be between 0 and 20",
+                Some("top_logprobs".to_owned()),
+            ));
+        }
+    }
+    if req.max_output_tokens == Some(0) {
+        return Err(EngineError::invalid(
+            "max_output_tokens must be at least 1",
+            Some("max_output_tokens".to_owned()),
+        ));
+    }
+    for inc in req.include.iter().flatten() {
+        if !KNOWN_INCLUDES.contains(&inc.as_str()) {
+            return Err(EngineError::invalid(
+                format!("include value '{inc}' is not supported"),
+                Some("include".to_owned()),
+            ));
+        }
+    }
+    if let Some(tier) = &req.service_tier {
+        if !SERVICE_TIERS.contains(&tier.as_str()) {
+            return Err(EngineError::invalid(
+                format!("service_tier '{tier}' is not one of {SERVICE_TIERS:?}"),
+                Some("service_tier".to_owned()),
+            ));
+        }
+    }
+    if let Some(meta) = &req.metadata {
+        validate_metadata(meta)?;
+    }
+    if req.input.is_none() && req.previous_response_id.is_none() {
+        return Err(EngineError::invalid_code(
+            "Missing required parameter: 'input'.",
+            Some("input"),
+            "missing_required_parameter",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_metadata(meta: &serde_json::Map<String, serde_json::Value>) -> Result<(), EngineError> {
+    let param = || Some("metadata".to_owned());
+    if meta.len() > 16 {
+        return Err(EngineError::invalid(
+            "metadata may hold at most 16 keys",
+            param(),
+        ));
+    }
+    for (k, v) in meta {
+        if k.chars().count() > 64 {
+            return Err(EngineError::invalid(
+                format!("metadata key '{k}' is longer than 64 characters"),
+                param(),
+            ));
+        }
+        match v.as_str() {
+            Some(s) if s.chars().count() <= 512 => {}
+            Some(_) => {
+                return Err(EngineError::invalid(
+                    format!("metadata value of '{k}' is longer than 512 characters"),
+                    param(),
+                ))
+            }
+            None => {
+                return Err(EngineError::invalid(
+                    format!("metadata value of '{k}' must be a string"),
+                    param(),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn range(v: Option<f64>, lo: f64, hi: f64, name: &str) -> Result<(), EngineError> {
+    match v {
+        Some(x) if !(lo..=hi).contains(&x) => Err(EngineError::invalid(
+            format!("{name} must be between {lo} and {hi}, got {x}"),
+            Some(name.to_owned()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub fn unsupported(param: &str, message: &str) -> EngineError {
+    EngineError::invalid_code(message, Some(param), "unsupported_parameter")
+}

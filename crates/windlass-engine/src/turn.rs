@@ -1,0 +1,430 @@
+//! One model turn: upstream deltas become output items and their events.
+//!
+//! Items open when their first delta arrives and close (content part, then
+//! item) when another kind of item starts or the turn ends, so every item is
+//! opened and closed exactly once, with its final text in the `done` events.
+
+use std::collections::BTreeMap;
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+use windlass_protocol::ids::{new_id, prefix};
+use windlass_protocol::{
+    ContentPart, EventData, FunctionCall, Item, ItemStatus, Message, MessageContent, Reasoning,
+    RefusalPart, Role, TextPart, Usage,
+};
+
+use crate::emitter::Emitter;
+use crate::ports::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
+use crate::ports::tools::ToolCall;
+
+pub(crate) struct TurnOutcome {
+    pub calls: Vec<ToolCall>,
+    pub finish: Option<FinishReason>,
+    pub usage: Option<Usage>,
+}
+
+pub(crate) enum TurnError {
+    Provider(ProviderError),
+    Cancelled,
+}
+
+/// Which content part of the open message is being written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PartKind {
+    Text,
+    Refusal,
+}
+
+#[derive(Default)]
+struct Open {
+    reasoning: Option<usize>,
+    message: Option<(usize, Option<(usize, PartKind)>)>,
+    /// Upstream tool-call index -> output index.
+    calls: BTreeMap<u32, usize>,
+}
+
+pub(crate) async fn run_turn(
+    out: &mut Emitter<'_>,
+    mut stream: ModelStream,
+    cancel: &CancellationToken,
+) -> (Result<TurnOutcome, TurnError>, Vec<usize>) {
+    let mut open = Open::default();
+    let mut call_order: Vec<usize> = Vec::new();
+    let mut finish = None;
+    let mut usage = None;
+    let result = loop {
+        let next = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => break Err(TurnError::Cancelled),
+            next = stream.next() => next,
+        };
+        match next {
+            None => break Ok(()),
+            Some(Err(e)) => break Err(TurnError::Provider(e)),
+            Some(Ok(ev)) => match ev {
+                ModelEvent::ReasoningDelta(d) => reasoning_delta(out, &mut open, d).await,
+                ModelEvent::TextDelta(d) => text_delta(out, &mut open, d, PartKind::Text).await,
+                ModelEvent::RefusalDelta(d) => {
+                    text_delta(out, &mut open, d, PartKind::Refusal).await
+                }
+                ModelEvent::ToolCallDelta {
+                    index,
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    let idx = tool_delta(out, &mut open, index, id, name, arguments).await;
+                    if !call_order.contains(&idx) {
+                        call_order.push(idx);
+                    }
+                }
+                ModelEvent::Usage(u) => usage = Some(u),
+                ModelEvent::Finished(r) => finish = Some(r),
+            },
+        }
+    };
+    drop(stream);
+    let status = match (&result, &finish) {
+        (Ok(()), Some(FinishReason::Length)) | (Err(_), _) => ItemStatus::Incomplete,
+        _ => ItemStatus::Completed,
+    };
+    close_all(out, &mut open, status).await;
+    let outcome = result.map(|()| {
+        let calls = call_order
+            .iter()
+            .filter_map(|&i| match &out.response.output[i] {
+                Item::FunctionCall(c) => Some(ToolCall {
+                    call_id: c.call_id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        TurnOutcome {
+            calls,
+            finish,
+            usage,
+        }
+    });
+    (outcome, call_order)
+}
+
+async fn reasoning_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String) {
+    if open.message.is_some() {
+        close_message(out, open, ItemStatus::Completed).await;
+    }
+    let idx = match open.reasoning {
+        Some(i) => i,
+        None => {
+            let id = new_id(prefix::REASONING);
+            let item = Item::Reasoning(Reasoning {
+                id: Some(id.clone()),
+                summary: Vec::new(),
+                content: Some(Vec::new()),
+                encrypted_content: None,
+                status: Some(ItemStatus::InProgress),
+            });
+            let i = out.add_item(item).await;
+            if let Item::Reasoning(r) = out.item_mut(i) {
+                r.content = Some(vec![reasoning_part(String::new())]);
+            }
+            if out.on() {
+                out.emit(EventData::ContentPartAdded {
+                    item_id: id,
+                    output_index: i,
+                    content_index: 0,
+                    part: reasoning_part(String::new()),
+                })
+                .await;
+            }
+            open.reasoning = Some(i);
+            i
+        }
+    };
+    if let Item::Reasoning(r) = out.item_mut(idx) {
+        if let Some(ContentPart::ReasoningText(t)) = r.content.as_mut().and_then(|c| c.first_mut())
+        {
+            t.text.push_str(&delta);
+        }
+    }
+    if out.on() {
+        let item_id = item_id(out, idx);
+        out.emit(EventData::ReasoningDelta {
+            item_id,
+            output_index: idx,
+            content_index: 0,
+            delta,
+        })
+        .await;
+    }
+}
+
+async fn text_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String, kind: PartKind) {
+    if open.reasoning.is_some() {
+        close_reasoning(out, open, ItemStatus::Completed).await;
+    }
+    if !open.calls.is_empty() {
+        // Text after tool calls starts a new message after them.
+        close_calls(out, open, ItemStatus::Completed).await;
+    }
+    let (idx, part) = match open.message {
+        Some(m) => m,
+        None => {
+            let item = Item::Message(Message {
+                id: Some(new_id(prefix::MESSAGE)),
+                role: Role::Assistant,
+                content: MessageContent::Parts(Vec::new()),
+                status: Some(ItemStatus::InProgress),
+                phase: None,
+            });
+            (out.add_item(item).await, None)
+        }
+    };
+    let content_index = match part {
+        Some((ci, k)) if k == kind => ci,
+        other => {
+            if let Some((ci, k)) = other {
+                close_part(out, idx, ci, k).await;
+            }
+            let new_part = match kind {
+                PartKind::Text => ContentPart::output_text(""),
+                PartKind::Refusal => ContentPart::Refusal(RefusalPart {
+                    refusal: String::new(),
+                }),
+            };
+            let ci = match out.item_mut(idx) {
+                Item::Message(Message {
+                    content: MessageContent::Parts(parts),
+                    ..
+                }) => {
+                    parts.push(new_part.clone());
+                    parts.len() - 1
+                }
+                _ => 0,
+            };
+            if out.on() {
+                let item_id = item_id(out, idx);
+                out.emit(EventData::ContentPartAdded {
+                    item_id,
+                    output_index: idx,
+                    content_index: ci,
+                    part: new_part,
+                })
+                .await;
+            }
+            ci
+        }
+    };
+    open.message = Some((idx, Some((content_index, kind))));
+    if let Item::Message(Message {
+        content: MessageContent::Parts(parts),
+        ..
+    }) = out.item_mut(idx)
+    {
+        match parts.get_mut(content_index) {
+            Some(ContentPart::OutputText(t)) => t.text.push_str(&delta),
+            Some(ContentPart::Refusal(r)) => r.refusal.push_str(&delta),
+            _ => {}
+        }
+    }
+    if out.on() {
+        let item_id = item_id(out, idx);
+        let data = match kind {
+            PartKind::Text => EventData::OutputTextDelta {
+                item_id,
+                output_index: idx,
+                content_index,
+                delta,
+                logprobs: Vec::new(),
+            },
+            PartKind::Refusal => EventData::RefusalDelta {
+                item_id,
+                output_index: idx,
+                content_index,
+                delta,
+            },
+        };
+        out.emit(data).await;
+    }
+}
+
+async fn tool_delta(
+    out: &mut Emitter<'_>,
+    open: &mut Open,
+    index: u32,
+    id: Option<String>,
+    name: Option<String>,
+    arguments: String,
+) -> usize {
+    if open.reasoning.is_some() {
+        close_reasoning(out, open, ItemStatus::Completed).await;
+    }
+    if open.message.is_some() {
+        close_message(out, open, ItemStatus::Completed).await;
+    }
+    let idx = match open.calls.get(&index) {
+        Some(&i) => {
+            if let (Some(n), Item::FunctionCall(c)) = (name, out.item_mut(i)) {
+                if c.name.is_empty() {
+                    c.name = n;
+                }
+            }
+            i
+        }
+        None => {
+            let item = Item::FunctionCall(FunctionCall {
+                id: Some(new_id(prefix::FUNCTION_CALL)),
+                call_id: id
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| new_id(prefix::CALL)),
+                name: name.unwrap_or_default(),
+                arguments: String::new(),
+                status: Some(ItemStatus::InProgress),
+            });
+            let i = out.add_item(item).await;
+            open.calls.insert(index, i);
+            i
+        }
+    };
+    if !arguments.is_empty() {
+        if let Item::FunctionCall(c) = out.item_mut(idx) {
+            c.arguments.push_str(&arguments);
+        }
+        if out.on() {
+            let item_id = item_id(out, idx);
+            out.emit(EventData::FunctionCallArgumentsDelta {
+                item_id,
+                output_index: idx,
+                delta: arguments,
+            })
+            .await;
+        }
+    }
+    idx
+}
+
+async fn close_all(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
+    close_reasoning(out, open, status).await;
+    close_message(out, open, status).await;
+    close_calls(out, open, status).await;
+}
+
+async fn close_reasoning(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
+    let Some(idx) = open.reasoning.take() else {
+        return;
+    };
+    let mut text = String::new();
+    if let Item::Reasoning(r) = out.item_mut(idx) {
+        r.status = Some(status);
+        text = r
+            .content
+            .iter()
+            .flatten()
+            .filter_map(ContentPart::text)
+            .collect();
+    }
+    if out.on() {
+        let item_id = item_id(out, idx);
+        out.emit(EventData::ReasoningDone {
+            item_id: item_id.clone(),
+            output_index: idx,
+            content_index: 0,
+            text: text.clone(),
+        })
+        .await;
+        out.emit(EventData::ContentPartDone {
+            item_id,
+            output_index: idx,
+            content_index: 0,
+            part: reasoning_part(text),
+        })
+        .await;
+    }
+    out.item_done(idx).await;
+}
+
+async fn close_message(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
+    let Some((idx, part)) = open.message.take() else {
+        return;
+    };
+    if let Some((ci, kind)) = part {
+        close_part(out, idx, ci, kind).await;
+    }
+    if let Item::Message(m) = out.item_mut(idx) {
+        m.status = Some(status);
+    }
+    out.item_done(idx).await;
+}
+
+async fn close_part(out: &mut Emitter<'_>, idx: usize, content_index: usize, kind: PartKind) {
+    if !out.on() {
+        return;
+    }
+    let part = match out.item_mut(idx) {
+        Item::Message(Message {
+            content: MessageContent::Parts(parts),
+            ..
+        }) => parts.get(content_index).cloned(),
+        _ => None,
+    };
+    let Some(part) = part else { return };
+    let item_id = item_id(out, idx);
+    let done = match (&part, kind) {
+        (ContentPart::OutputText(t), PartKind::Text) => EventData::OutputTextDone {
+            item_id: item_id.clone(),
+            output_index: idx,
+            content_index,
+            text: t.text.clone(),
+            logprobs: Vec::new(),
+        },
+        (ContentPart::Refusal(r), _) => EventData::RefusalDone {
+            item_id: item_id.clone(),
+            output_index: idx,
+            content_index,
+            refusal: r.refusal.clone(),
+        },
+        _ => return,
+    };
+    out.emit(done).await;
+    out.emit(EventData::ContentPartDone {
+        item_id,
+        output_index: idx,
+        content_index,
+        part,
+    })
+    .await;
+}
+
+async fn close_calls(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
+    let calls = std::mem::take(&mut open.calls);
+    for (_, idx) in calls {
+        let events = out.on();
+        let mut args = String::new();
+        if let Item::FunctionCall(c) = out.item_mut(idx) {
+            c.status = Some(status);
+            if events {
+                args = c.arguments.clone();
+            }
+        }
+        if out.on() {
+            let item_id = item_id(out, idx);
+            out.emit(EventData::FunctionCallArgumentsDone {
+                item_id,
+                output_index: idx,
+                arguments: args,
+            })
+            .await;
+        }
+        out.item_done(idx).await;
+    }
+}
+
+fn reasoning_part(text: String) -> ContentPart {
+    ContentPart::ReasoningText(TextPart { text })
+}
+
+fn item_id(out: &Emitter<'_>, idx: usize) -> String {
+    out.response.output[idx].id().unwrap_or_default().to_owned()
+}
