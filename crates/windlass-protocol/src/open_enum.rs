@@ -54,8 +54,12 @@ macro_rules! open_enum {
                 let raw = serde_json::Value::deserialize(d)?;
                 let tag = match raw.get("type") {
                     Some(serde_json::Value::String(t)) => t.clone(),
+                    // `"type": null` is the same as no type: the contract
+                    // allows it on item references (`ItemReferenceParam`).
+                    Some(serde_json::Value::Null) | None => {
+                        return $name::untyped(raw).map_err(D::Error::custom)
+                    }
                     Some(_) => return Err(D::Error::custom("`type` must be a string")),
-                    None => return $name::untyped(raw).map_err(D::Error::custom),
                 };
                 match tag.as_str() {
                     $( $tag => serde_json::from_value::<$ty>(raw)

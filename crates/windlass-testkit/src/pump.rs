@@ -59,7 +59,10 @@ impl Pump {
     fn abort(mut self, why: &'static str) -> Option<(io::Result<Bytes>, Pump)> {
         self.guard.disarm();
         self.finished = true;
-        Some((Err(io::Error::new(io::ErrorKind::ConnectionAborted, why)), self))
+        Some((
+            Err(io::Error::new(io::ErrorKind::ConnectionAborted, why)),
+            self,
+        ))
     }
 }
 

@@ -139,7 +139,10 @@ async fn chat_completions(
         } else {
             "text/plain; charset=utf-8"
         };
-        return add_headers(response(status, content_type, Body::from(body.clone())), &reply);
+        return add_headers(
+            response(status, content_type, Body::from(body.clone())),
+            &reply,
+        );
     }
 
     let id = format!(
@@ -167,11 +170,7 @@ async fn chat_completions(
         guard,
         shared.cancel.clone(),
     );
-    let mut r = response(
-        StatusCode::OK,
-        "text/event-stream",
-        Body::from_stream(body),
-    );
+    let mut r = response(StatusCode::OK, "text/event-stream", Body::from_stream(body));
     r.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     add_headers(r, &reply)

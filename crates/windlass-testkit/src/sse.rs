@@ -192,8 +192,11 @@ pub(crate) fn encode(turn: &Turn<'_>, include_usage: bool) -> Frames {
         for piece in pieces(&call.arguments, n) {
             e.choice(
                 |b| {
-                    write!(b, "{{\"tool_calls\":[{{\"index\":{index},\"function\":{{\"arguments\":")
-                        .expect("write");
+                    write!(
+                        b,
+                        "{{\"tool_calls\":[{{\"index\":{index},\"function\":{{\"arguments\":"
+                    )
+                    .expect("write");
                     json_str(b, piece);
                     b.extend_from_slice(b"}}]}");
                 },

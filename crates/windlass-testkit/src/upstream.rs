@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::serve::ListenerExt as _;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
@@ -63,6 +64,13 @@ impl FakeUpstream {
         let shared = Arc::new(Shared::new());
         let app = router(shared.clone());
         let stop = shared.cancel.clone();
+        // Small SSE frames must leave at once (no Nagle batching): the
+        // benchmark harness measures time to first token and pacing.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "windlass-testkit: cannot set TCP_NODELAY");
+            }
+        });
         let task = tokio::spawn(async move {
             let serve = axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned());
             if let Err(e) = serve.await {
@@ -185,7 +193,10 @@ impl FakeUpstream {
         self.shared().cancel.cancel();
         let task = lock(&self.inner.task).take();
         if let Some(mut task) = task {
-            if tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await.is_err() {
+            if tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
+            {
                 task.abort();
             }
         }
