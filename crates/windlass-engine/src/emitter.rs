@@ -39,11 +39,6 @@ impl<'s> Emitter<'s> {
         self.events && !self.client_gone
     }
 
-    /// True once the receiver has gone away.
-    pub fn client_gone(&self) -> bool {
-        self.client_gone
-    }
-
     /// Sends one event. A closed receiver cancels the response: nobody is
     /// listening, so the upstream call and running tools stop.
     pub async fn emit(&mut self, data: EventData) {

@@ -5,6 +5,7 @@
 //! then [`Engine::run`] with an [`EventSink`]. Streaming and non-streaming
 //! differ only in the sink.
 
+mod client_functions;
 pub mod config;
 mod driver;
 mod emitter;
@@ -19,6 +20,7 @@ pub mod tooling;
 mod turn;
 pub mod upstream;
 
+pub use client_functions::ClientFunctions;
 pub use config::*;
 pub use driver::RunOutcome;
 pub use engine::{Engine, EngineBuilder};

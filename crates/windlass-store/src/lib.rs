@@ -1,1 +1,18 @@
-//! windlass-store
+//! Response persistence for Windlass.
+//!
+//! Two implementations of [`windlass_engine::ResponseStore`] with the same
+//! semantics: [`SqliteStore`] for real deployments (one WAL-mode file) and
+//! [`MemoryStore`] for tests and setups that disable storage on disk.
+//!
+//! Both store every item once and let a response reference items by key: its
+//! history (the context it continued from), its own input and its output. A
+//! continuation references its predecessor's items instead of copying them,
+//! so long chains stay cheap to save and load, and deleting a response in the
+//! middle of a chain leaves its successors intact.
+
+mod codec;
+mod memory;
+mod sqlite;
+
+pub use memory::MemoryStore;
+pub use sqlite::SqliteStore;

@@ -162,7 +162,7 @@ fn skeleton(req: &CreateResponseRequest, model: String) -> ResponseResource {
         store: req.store.unwrap_or(true),
         background: false,
         service_tier: "default".to_owned(),
-        metadata: req.metadata.clone().unwrap_or_else(Map::new),
+        metadata: req.metadata.clone().unwrap_or_default(),
         safety_identifier: req.safety_identifier.clone(),
         prompt_cache_key: req.prompt_cache_key.clone(),
         allowed_tools: req.allowed_tools.clone(),

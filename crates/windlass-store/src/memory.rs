@@ -1,0 +1,225 @@
+//! The in-memory store: the SQLite store's semantics without a database, for
+//! tests and for setups that do not keep anything on disk.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
+
+use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, SortOrder, StoreError};
+use windlass_protocol::{Item, ResponseResource};
+
+/// A [`ResponseStore`] kept in process memory; everything is lost on drop.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+}
+
+/// Mirrors the SQLite schema: items stored once under a monotonic key, and
+/// responses holding ordered keys. Reference counts stand in for the
+/// "still referenced?" query that garbage-collects items.
+#[derive(Debug, Default)]
+struct Inner {
+    next_key: u64,
+    items: HashMap<u64, StoredItem>,
+    /// Public id -> keys of the items carrying it; the last is the newest.
+    by_public_id: HashMap<String, BTreeSet<u64>>,
+    responses: HashMap<String, StoredResponse>,
+}
+
+#[derive(Debug)]
+struct StoredItem {
+    item: Item,
+    refs: usize,
+}
+
+#[derive(Debug)]
+struct StoredResponse {
+    /// The resource with `output` emptied, as in the SQLite store.
+    resource: ResponseResource,
+    history: Vec<u64>,
+    input: Vec<u64>,
+    output: Vec<u64>,
+}
+
+impl StoredResponse {
+    fn context_keys(&self) -> impl Iterator<Item = &u64> {
+        self.history.iter().chain(&self.input).chain(&self.output)
+    }
+}
+
+impl MemoryStore {
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    /// A poisoned lock means a call panicked mid-update; report it as a
+    /// backend failure instead of panicking again or trusting the state.
+    fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
+        self.inner
+            .lock()
+            .map_err(|_| StoreError::Backend("memory store lock poisoned".into()))
+    }
+}
+
+impl Inner {
+    fn insert_item(&mut self, item: &Item) -> u64 {
+        let key = self.next_key;
+        self.next_key += 1;
+        if let Some(id) = item.id() {
+            self.by_public_id
+                .entry(id.to_owned())
+                .or_default()
+                .insert(key);
+        }
+        self.items.insert(
+            key,
+            StoredItem {
+                item: item.clone(),
+                refs: 1,
+            },
+        );
+        key
+    }
+
+    fn retain(&mut self, key: u64) {
+        if let Some(stored) = self.items.get_mut(&key) {
+            stored.refs += 1;
+        }
+    }
+
+    /// Drops one reference; an item nothing references any more is removed.
+    fn release(&mut self, key: u64) {
+        let Some(stored) = self.items.get_mut(&key) else {
+            return;
+        };
+        stored.refs -= 1;
+        if stored.refs > 0 {
+            return;
+        }
+        if let Some(stored) = self.items.remove(&key) {
+            if let Some(id) = stored.item.id() {
+                if let Some(keys) = self.by_public_id.get_mut(id) {
+                    keys.remove(&key);
+                    if keys.is_empty() {
+                        self.by_public_id.remove(id);
+                    }
+                }
+            }
+        }
+    }
+
+    fn items_of<'a>(&'a self, keys: impl IntoIterator<Item = &'a u64>) -> Vec<Item> {
+        keys.into_iter()
+            .filter_map(|k| self.items.get(k))
+            .map(|s| s.item.clone())
+            .collect()
+    }
+}
+
+#[async_trait::async_trait]
+impl ResponseStore for MemoryStore {
+    async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError> {
+        let resource = new.response;
+        let mut inner = self.lock()?;
+        // Checked before any mutation, which makes the save all or nothing.
+        if inner.responses.contains_key(&resource.id) {
+            return Err(StoreError::Duplicate(resource.id.clone()));
+        }
+        let history: Vec<u64> = resource
+            .previous_response_id
+            .as_ref()
+            .and_then(|p| inner.responses.get(p))
+            .map(|p| p.context_keys().copied().collect())
+            .unwrap_or_default();
+        for &key in &history {
+            inner.retain(key);
+        }
+        let input = new.input.iter().map(|i| inner.insert_item(i)).collect();
+        let output = resource
+            .output
+            .iter()
+            .map(|i| inner.insert_item(i))
+            .collect();
+        let stored = StoredResponse {
+            resource: ResponseResource {
+                output: Vec::new(),
+                ..resource.clone()
+            },
+            history,
+            input,
+            output,
+        };
+        inner.responses.insert(resource.id.clone(), stored);
+        Ok(())
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<ResponseResource>, StoreError> {
+        let inner = self.lock()?;
+        Ok(inner.responses.get(id).map(|r| ResponseResource {
+            output: inner.items_of(&r.output),
+            ..r.resource.clone()
+        }))
+    }
+
+    async fn load_context(&self, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
+        let inner = self.lock()?;
+        Ok(inner
+            .responses
+            .get(id)
+            .map(|r| inner.items_of(r.context_keys())))
+    }
+
+    async fn input_items(
+        &self,
+        id: &str,
+        page: &PageRequest,
+    ) -> Result<Option<ItemPage>, StoreError> {
+        let inner = self.lock()?;
+        let Some(response) = inner.responses.get(id) else {
+            return Ok(None);
+        };
+        let mut items = inner.items_of(&response.input);
+        if page.order == SortOrder::Desc {
+            items.reverse();
+        }
+        let start = match &page.after {
+            None => 0,
+            // The first occurrence in the requested order, as in SQLite.
+            Some(after) => {
+                items
+                    .iter()
+                    .position(|i| i.id() == Some(after.as_str()))
+                    .ok_or_else(|| StoreError::UnknownCursor(after.clone()))?
+                    + 1
+            }
+        };
+        let rest = items.split_off(start);
+        let has_more = rest.len() > page.limit;
+        Ok(Some(ItemPage {
+            items: rest.into_iter().take(page.limit).collect(),
+            has_more,
+        }))
+    }
+
+    async fn delete(&self, id: &str) -> Result<bool, StoreError> {
+        let mut inner = self.lock()?;
+        let Some(response) = inner.responses.remove(id) else {
+            return Ok(false);
+        };
+        for &key in response.context_keys() {
+            inner.release(key);
+        }
+        Ok(true)
+    }
+
+    async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError> {
+        let inner = self.lock()?;
+        let newest = inner.by_public_id.get(item_id).and_then(|keys| keys.last());
+        Ok(newest
+            .and_then(|k| inner.items.get(k))
+            .map(|s| s.item.clone()))
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.lock().map(drop)
+    }
+}

@@ -1,0 +1,325 @@
+//! The `ResponseStore` contract, checked against every implementation: the
+//! in-memory store, SQLite in memory and SQLite on a WAL file.
+
+mod common;
+
+use std::time::Instant;
+
+use common::{assistant, call, ids, resource, transcript, unknown, user, TempDb, Turn};
+use windlass_engine::{NewResponse, PageRequest, ResponseStore, SortOrder, StoreError};
+use windlass_store::{MemoryStore, SqliteStore};
+
+/// A store under test plus whatever must outlive it (its database file).
+struct Fixture {
+    store: Box<dyn ResponseStore>,
+    _db: Option<TempDb>,
+}
+
+async fn round_trip(store: &dyn ResponseStore) {
+    let input = vec![user("msg_in", "hi"), unknown("ws_in")];
+    let output = vec![
+        call("fc_1", "call_1"),
+        unknown("ws_1"),
+        assistant("msg_out", "hello"),
+    ];
+    let saved = resource("resp_a", None, output);
+    let new = NewResponse {
+        response: &saved,
+        input: &input,
+    };
+    store.save(new).await.expect("save");
+
+    assert_eq!(store.get("resp_a").await.expect("get"), Some(saved));
+    assert_eq!(store.get("resp_nope").await.expect("get"), None);
+    assert_eq!(store.load_context("resp_nope").await.expect("load"), None);
+}
+
+async fn chain_of_three(store: &dyn ResponseStore) {
+    let a = Turn::new("a", None, 2, 1);
+    let b = Turn::new("b", Some("a"), 1, 2);
+    let c = Turn::new("c", Some("b"), 1, 1);
+    for t in [&a, &b, &c] {
+        t.save(store).await;
+    }
+
+    let load = |id| store.load_context(id);
+    assert_eq!(load("a").await.expect("load"), Some(transcript(&[&a])));
+    assert_eq!(load("b").await.expect("load"), Some(transcript(&[&a, &b])));
+    let context = load("c").await.expect("load").expect("known");
+    assert_eq!(
+        ids(&context),
+        ["a_in0", "a_in1", "a_out0", "b_in0", "b_out0", "b_out1", "c_in0", "c_out0"]
+    );
+    assert_eq!(context, transcript(&[&a, &b, &c]));
+}
+
+async fn delete_keeps_successors(store: &dyn ResponseStore) {
+    let a = Turn::new("a", None, 1, 1);
+    let b = Turn::new("b", Some("a"), 1, 2);
+    let c = Turn::new("c", Some("b"), 1, 1);
+    for t in [&a, &b, &c] {
+        t.save(store).await;
+    }
+    let full = transcript(&[&a, &b, &c]);
+
+    assert!(store.delete("b").await.expect("delete"));
+    assert!(!store.delete("b").await.expect("delete again"));
+    assert_eq!(store.get("b").await.expect("get"), None);
+    assert_eq!(store.load_context("b").await.expect("load"), None);
+    let page = PageRequest {
+        after: None,
+        limit: 10,
+        order: SortOrder::Asc,
+    };
+    assert_eq!(store.input_items("b", &page).await.expect("page"), None);
+    assert_eq!(
+        store.load_context("c").await.expect("load"),
+        Some(full.clone())
+    );
+
+    // Continuing from a deleted response starts from an empty history.
+    let d = Turn::new("d", Some("b"), 1, 1);
+    d.save(store).await;
+    assert_eq!(
+        store.load_context("d").await.expect("load"),
+        Some(transcript(&[&d]))
+    );
+
+    // Items survive while anything references them, and only that long.
+    assert!(store.delete("a").await.expect("delete"));
+    assert_eq!(store.load_context("c").await.expect("load"), Some(full));
+    assert!(store.find_item("a_in0").await.expect("find").is_some());
+    assert!(store.delete("c").await.expect("delete"));
+    for gone in ["a_in0", "a_out0", "b_in0", "b_out1", "c_out0"] {
+        assert_eq!(store.find_item(gone).await.expect("find"), None, "{gone}");
+    }
+    assert!(store.find_item("d_in0").await.expect("find").is_some());
+}
+
+async fn duplicate_is_rejected_atomically(store: &dyn ResponseStore) {
+    let first = Turn::new("a", None, 1, 1);
+    first.save(store).await;
+
+    let mut second = Turn::new("a", None, 1, 1);
+    second.resource.model = "other-model".into();
+    second.input = vec![user("dup_in", "never stored")];
+    let new = NewResponse {
+        response: &second.resource,
+        input: &second.input,
+    };
+    let err = store.save(new).await.expect_err("duplicate");
+    assert!(
+        matches!(&err, StoreError::Duplicate(id) if id == "a"),
+        "{err:?}"
+    );
+    assert_eq!(store.get("a").await.expect("get"), Some(first.resource));
+    assert_eq!(store.find_item("dup_in").await.expect("find"), None);
+}
+
+async fn input_items_pagination(store: &dyn ResponseStore) {
+    Turn::new("h", None, 2, 1).save(store).await;
+    Turn::new("p", Some("h"), 5, 2).save(store).await;
+
+    let page = |order, after: Option<&str>, limit| PageRequest {
+        after: after.map(str::to_owned),
+        limit,
+        order,
+    };
+    let list = |req: PageRequest| async move {
+        let page = store
+            .input_items("p", &req)
+            .await
+            .expect("page")
+            .expect("known");
+        (ids(&page.items).join(","), page.has_more)
+    };
+    use SortOrder::{Asc, Desc};
+    assert_eq!(
+        list(page(Asc, None, 100)).await,
+        ("p_in0,p_in1,p_in2,p_in3,p_in4".into(), false)
+    );
+    assert_eq!(list(page(Asc, None, 2)).await, ("p_in0,p_in1".into(), true));
+    assert_eq!(
+        list(page(Asc, Some("p_in1"), 2)).await,
+        ("p_in2,p_in3".into(), true)
+    );
+    assert_eq!(
+        list(page(Asc, Some("p_in3"), 2)).await,
+        ("p_in4".into(), false)
+    );
+    assert_eq!(
+        list(page(Asc, Some("p_in2"), 2)).await,
+        ("p_in3,p_in4".into(), false)
+    );
+    assert_eq!(list(page(Asc, Some("p_in4"), 2)).await, ("".into(), false));
+    assert_eq!(
+        list(page(Desc, None, 2)).await,
+        ("p_in4,p_in3".into(), true)
+    );
+    assert_eq!(
+        list(page(Desc, Some("p_in3"), 2)).await,
+        ("p_in2,p_in1".into(), true)
+    );
+    assert_eq!(
+        list(page(Desc, Some("p_in1"), 2)).await,
+        ("p_in0".into(), false)
+    );
+    assert_eq!(
+        list(page(Desc, None, 5)).await,
+        ("p_in4,p_in3,p_in2,p_in1,p_in0".into(), false)
+    );
+
+    // Cursors must name one of this response's own input items.
+    for bad in ["nope", "p_out0", "h_in0"] {
+        let err = store.input_items("p", &page(Asc, Some(bad), 2)).await;
+        assert!(
+            matches!(&err, Err(StoreError::UnknownCursor(c)) if c == bad),
+            "{err:?}"
+        );
+    }
+    let unknown = store
+        .input_items("nope", &page(Asc, None, 2))
+        .await
+        .expect("page");
+    assert_eq!(unknown, None);
+}
+
+async fn find_item_returns_newest(store: &dyn ResponseStore) {
+    let mut a = Turn::new("a", None, 0, 1);
+    a.input = vec![user("shared", "first")];
+    a.save(store).await;
+    let mut b = Turn::new("b", Some("a"), 0, 1);
+    b.input = vec![user("shared", "second")];
+    b.save(store).await;
+
+    let find = |id| store.find_item(id);
+    assert_eq!(
+        find("shared").await.expect("find"),
+        Some(user("shared", "second"))
+    );
+    assert_eq!(
+        find("a_out0").await.expect("find"),
+        Some(a.resource.output[0].clone())
+    );
+    assert_eq!(find("nope").await.expect("find"), None);
+    assert!(store.delete("b").await.expect("delete"));
+    assert_eq!(
+        find("shared").await.expect("find"),
+        Some(user("shared", "first"))
+    );
+}
+
+async fn unknown_previous_means_empty_history(store: &dyn ResponseStore) {
+    let t = Turn::new("t", Some("resp_gone"), 1, 1);
+    t.save(store).await;
+    assert_eq!(
+        store.load_context("t").await.expect("load"),
+        Some(transcript(&[&t]))
+    );
+    store.ping().await.expect("ping");
+}
+
+/// 100 turns of 3 items each; the last one's context is all 300 in order.
+async fn deep_chain(store: &dyn ResponseStore, label: &str) {
+    let mut turns = Vec::new();
+    for n in 0..100 {
+        let previous = (n > 0).then(|| format!("r{}", n - 1));
+        let turn = Turn::new(&format!("r{n}"), previous.as_deref(), 1, 2);
+        turn.save(store).await;
+        turns.push(turn);
+    }
+    let expected = transcript(&turns.iter().collect::<Vec<_>>());
+
+    let started = Instant::now();
+    let context = store
+        .load_context("r99")
+        .await
+        .expect("load")
+        .expect("known");
+    let first = started.elapsed();
+    const RUNS: u32 = 20;
+    let started = Instant::now();
+    for _ in 0..RUNS {
+        store.load_context("r99").await.expect("load");
+    }
+    let warm = started.elapsed() / RUNS;
+    eprintln!(
+        "[{label}] depth-100 load_context ({} items): first {first:?}, warm avg {warm:?}",
+        context.len()
+    );
+
+    assert_eq!(context.len(), 300);
+    assert_eq!(context, expected);
+}
+
+macro_rules! semantics_tests {
+    ($label:literal, $fixture:expr) => {
+        use super::*;
+
+        #[tokio::test]
+        async fn round_trip_equality() {
+            round_trip(&*$fixture.store).await;
+        }
+        #[tokio::test]
+        async fn context_order_across_chain() {
+            chain_of_three(&*$fixture.store).await;
+        }
+        #[tokio::test]
+        async fn delete_middle_keeps_successor_context() {
+            delete_keeps_successors(&*$fixture.store).await;
+        }
+        #[tokio::test]
+        async fn duplicate_save() {
+            duplicate_is_rejected_atomically(&*$fixture.store).await;
+        }
+        #[tokio::test]
+        async fn input_items_pages() {
+            input_items_pagination(&*$fixture.store).await;
+        }
+        #[tokio::test]
+        async fn find_item_newest() {
+            find_item_returns_newest(&*$fixture.store).await;
+        }
+        #[tokio::test]
+        async fn missing_previous() {
+            unknown_previous_means_empty_history(&*$fixture.store).await;
+        }
+        #[tokio::test]
+        async fn depth_100_chain() {
+            deep_chain(&*$fixture.store, $label).await;
+        }
+    };
+}
+
+mod memory {
+    semantics_tests!(
+        "memory",
+        Fixture {
+            store: Box::new(MemoryStore::new()),
+            _db: None
+        }
+    );
+}
+
+mod sqlite_memory {
+    async fn open() -> Fixture {
+        let store = SqliteStore::open_in_memory().await.expect("open");
+        Fixture {
+            store: Box::new(store),
+            _db: None,
+        }
+    }
+    semantics_tests!("sqlite in-memory", open().await);
+}
+
+mod sqlite_file {
+    async fn open() -> Fixture {
+        let db = TempDb::new();
+        let store = SqliteStore::open(&db.path).await.expect("open");
+        Fixture {
+            store: Box::new(store),
+            _db: Some(db),
+        }
+    }
+    semantics_tests!("sqlite file", open().await);
+}
