@@ -1,0 +1,64 @@
+//! Configuration of one OpenAI-compatible upstream.
+
+use std::time::Duration;
+
+/// Which request field carries `max_output_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MaxTokensField {
+    /// `max_tokens`: what vLLM, llama.cpp and Ollama accept.
+    #[default]
+    MaxTokens,
+    /// `max_completion_tokens`: what OpenAI's newer models require.
+    MaxCompletionTokens,
+}
+
+/// How to reach and talk to one chat completions upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatProviderConfig {
+    /// The API root, e.g. `http://127.0.0.1:8081/v1` (a trailing slash is
+    /// tolerated); `/chat/completions` and `/models` are appended to it.
+    pub base_url: String,
+    /// Sent as `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
+    /// Time allowed to open the TCP (and TLS) connection.
+    pub connect_timeout: Duration,
+    /// Time allowed from sending the request until the response headers,
+    /// and for a streamed turn until the first body chunk too (prefill of a
+    /// long prompt happens here, so this is generous by default).
+    pub first_byte_timeout: Duration,
+    /// Time allowed between two body chunks once the first one arrived.
+    pub idle_timeout: Duration,
+    /// Extra attempts after a connect failure or a 429/502/503/504, made
+    /// only before any response byte was accepted (a started generation is
+    /// never replayed).
+    pub max_retries: u32,
+    /// Headers added to every request (e.g. an `OpenAI-Organization`).
+    pub extra_headers: Vec<(String, String)>,
+    pub max_tokens_field: MaxTokensField,
+}
+
+impl ChatProviderConfig {
+    /// Defaults for everything but the URL.
+    pub fn new(base_url: impl Into<String>) -> Self {
+        ChatProviderConfig {
+            base_url: base_url.into(),
+            ..ChatProviderConfig::default()
+        }
+    }
+}
+
+impl Default for ChatProviderConfig {
+    /// vLLM's default address with the documented timeouts and retries.
+    fn default() -> Self {
+        ChatProviderConfig {
+            base_url: "http://127.0.0.1:8000/v1".into(),
+            api_key: None,
+            connect_timeout: Duration::from_secs(5),
+            first_byte_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(60),
+            max_retries: 2,
+            extra_headers: Vec::new(),
+            max_tokens_field: MaxTokensField::MaxTokens,
+        }
+    }
+}
