@@ -1,1 +1,98 @@
-//! windlass-server
+//! Windlass's HTTP surfaces: thin adapters that turn HTTP into engine calls.
+
+mod auth;
+mod create;
+pub mod error;
+pub mod inflight;
+mod meta;
+mod resources;
+pub mod sse;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use windlass_engine::Engine;
+
+pub use error::ApiError;
+pub use inflight::Inflight;
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Largest accepted request body (413 beyond).
+    pub max_body_bytes: usize,
+    /// Accepted bearer tokens; empty: no authentication.
+    pub api_keys: Vec<String>,
+    /// Events buffered per SSE stream before the engine waits for the client.
+    pub sse_buffer: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            max_body_bytes: 32 * 1024 * 1024,
+            api_keys: Vec::new(),
+            sse_buffer: 64,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub engine: Engine,
+    pub inflight: Inflight,
+    pub config: Arc<ServerConfig>,
+}
+
+impl AppState {
+    pub fn new(engine: Engine, config: ServerConfig) -> Self {
+        AppState {
+            engine,
+            inflight: Inflight::default(),
+            config: Arc::new(config),
+        }
+    }
+}
+
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/responses", post(create::create_response))
+        .route(
+            "/responses/{id}",
+            get(resources::get_response).delete(resources::delete_response),
+        )
+        .route("/responses/{id}/input_items", get(resources::input_items))
+        .route("/responses/{id}/cancel", post(resources::cancel_response))
+        .route("/models", get(meta::list_models))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_key,
+        ));
+    Router::new()
+        .nest("/v1", api)
+        .route("/health", get(meta::health))
+        .route("/ready", get(meta::ready))
+        .fallback(auth::not_found)
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves; then cancels every running response
+/// (each ends `cancelled`, stored) and drains connections.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let inflight = state.inflight.clone();
+    let app = router(state);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            let n = inflight.cancel_all();
+            tracing::info!(cancelled = n, "shutting down");
+        })
+        .await
+}

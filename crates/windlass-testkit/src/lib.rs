@@ -54,14 +54,20 @@
 //! ```
 
 mod completion;
+mod gateway;
+mod mock_executor;
 mod pump;
 mod reply;
 mod server;
 mod sse;
+mod sse_check;
 mod state;
 mod turn;
 mod upstream;
 
+pub use gateway::{Gateway, GatewayOptions};
+pub use mock_executor::{MockBehavior, MockExecutor};
 pub use reply::{Reply, ToolCallSpec, DEFAULT_CHUNK_CHARS};
+pub use sse_check::SseCapture;
 pub use state::RecordedRequest;
 pub use upstream::FakeUpstream;

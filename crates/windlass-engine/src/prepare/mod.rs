@@ -7,7 +7,6 @@ mod validate;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::Map;
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
     CreateResponseRequest, FunctionCall, Item, ResponseResource, ResponseStatus, TextField, Tool,

@@ -1,0 +1,100 @@
+//! `POST /v1/responses`: parse, prepare, then run as JSON or as SSE.
+//! No loop logic here: the engine decides everything.
+
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use windlass_engine::NoEvents;
+use windlass_protocol::CreateResponseRequest;
+
+use crate::error::ApiError;
+use crate::sse::{SseSink, DONE};
+use crate::AppState;
+
+pub async fn create_response(
+    State(app): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let bytes = body.map_err(body_error)?;
+    let req: CreateResponseRequest = parse_json(&bytes)?;
+    let prepared = app.engine.prepare(req).await?;
+    let cancel = CancellationToken::new();
+    let registration = app.inflight.register(prepared.response(), cancel.clone());
+    let engine = app.engine.clone();
+
+    if prepared.stream() {
+        let (tx, rx) = mpsc::channel::<Bytes>(app.config.sse_buffer);
+        let done_tx = tx.clone();
+        tokio::spawn(async move {
+            let mut sink = SseSink { tx };
+            let outcome = engine.run(prepared, &mut sink, cancel).await;
+            registration.finish(&outcome.response);
+            let _ = done_tx.send(Bytes::from_static(DONE)).await;
+        });
+        let body = tokio_stream_from(rx).map(Ok::<_, std::convert::Infallible>);
+        return Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "text/event-stream")
+            .header(header::CACHE_CONTROL, "no-cache")
+            .header("x-accel-buffering", "no")
+            .body(Body::from_stream(body))
+            .map_err(|e| ApiError::internal(e.to_string()));
+    }
+
+    // The run lives in its own task so a client that hangs up still ends in a
+    // defined, stored status: the guard cancels it instead of dropping it mid-way.
+    let guard = cancel.clone().drop_guard();
+    let task = tokio::spawn(async move {
+        let outcome = engine.run(prepared, &mut NoEvents, cancel).await;
+        registration.finish(&outcome.response);
+        outcome
+    });
+    let outcome = task
+        .await
+        .map_err(|e| ApiError::internal(format!("response task failed: {e}")))?;
+    guard.disarm();
+    match &outcome.failure {
+        Some(f) => Err(ApiError::from(f)),
+        None => Ok(Json(outcome.response).into_response()),
+    }
+}
+
+fn tokio_stream_from(mut rx: mpsc::Receiver<Bytes>) -> impl futures::Stream<Item = Bytes> {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+/// Parses a JSON body with an OpenAI-style message naming what is wrong.
+pub fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        let message = if e.is_syntax() || e.is_eof() {
+            format!("We could not parse the JSON body of your request: {e}")
+        } else {
+            format!("Invalid request body: {e}")
+        };
+        ApiError::invalid(message).code(if e.is_data() {
+            "invalid_value"
+        } else {
+            "invalid_json"
+        })
+    })
+}
+
+pub fn body_error(rejection: BytesRejection) -> ApiError {
+    let status = rejection.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(
+            status,
+            "invalid_request_error",
+            "Request body is too large.",
+        )
+        .code("request_too_large")
+    } else {
+        ApiError::new(status, "invalid_request_error", rejection.body_text())
+    }
+}

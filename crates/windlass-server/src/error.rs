@@ -1,0 +1,113 @@
+//! Every error answer in the OpenAI shape, with the right status code.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use windlass_engine::{EngineError, RunFailure, StoreError};
+use windlass_protocol::{ErrorBody, ErrorObject};
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub body: ErrorBody,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, kind: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            body: ErrorBody {
+                error: ErrorObject {
+                    message: message.into(),
+                    kind: kind.to_owned(),
+                    param: None,
+                    code: None,
+                },
+            },
+        }
+    }
+
+    pub fn param(mut self, param: impl Into<String>) -> Self {
+        self.body.error.param = Some(param.into());
+        self
+    }
+
+    pub fn code(mut self, code: impl Into<String>) -> Self {
+        self.body.error.code = Some(code.into());
+        self
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_request_error", message)
+    }
+
+    pub fn not_found(what: &str, id: &str) -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            format!("{what} with id '{id}' not found."),
+        )
+        .code("not_found")
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::InvalidRequest {
+                message,
+                param,
+                code,
+            } => with(ApiError::invalid(message), param, code),
+            EngineError::NotFound {
+                message,
+                param,
+                code,
+            } => with(
+                ApiError::new(StatusCode::NOT_FOUND, "invalid_request_error", message),
+                param,
+                code,
+            ),
+            EngineError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::UnknownCursor(id) => {
+                ApiError::invalid(format!("No item with id '{id}' in this response's input."))
+                    .param("after")
+            }
+            other => ApiError::internal(other.to_string()).code("storage_error"),
+        }
+    }
+}
+
+impl From<&RunFailure> for ApiError {
+    fn from(f: &RunFailure) -> Self {
+        let status = StatusCode::from_u16(f.http_status).unwrap_or(StatusCode::BAD_GATEWAY);
+        with(
+            ApiError::new(status, f.kind, f.message.clone()),
+            f.param.clone(),
+            Some(f.code.clone()),
+        )
+    }
+}
+
+fn with(mut e: ApiError, param: Option<String>, code: Option<String>) -> ApiError {
+    e.body.error.param = param;
+    e.body.error.code = code;
+    e
+}

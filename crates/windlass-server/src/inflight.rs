@@ -1,0 +1,98 @@
+//! Responses being generated right now: for the cancel endpoint, `GET` while
+//! running, and cancelling everything at shutdown.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use windlass_protocol::ResponseResource;
+
+struct Entry {
+    cancel: CancellationToken,
+    /// The response as it stood at the start, until the final one arrives.
+    latest: watch::Receiver<Option<ResponseResource>>,
+    start: ResponseResource,
+}
+
+#[derive(Clone, Default)]
+pub struct Inflight {
+    inner: Arc<Mutex<HashMap<String, Entry>>>,
+}
+
+/// Held by the task that runs a response; reports its end.
+pub struct Registration {
+    registry: Inflight,
+    id: String,
+    done: watch::Sender<Option<ResponseResource>>,
+}
+
+impl Registration {
+    /// Publishes the final response and unregisters.
+    pub fn finish(self, response: &ResponseResource) {
+        let _ = self.done.send(Some(response.clone()));
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Ok(mut map) = self.registry.inner.lock() {
+            map.remove(&self.id);
+        }
+    }
+}
+
+impl Inflight {
+    pub fn register(&self, start: &ResponseResource, cancel: CancellationToken) -> Registration {
+        let (tx, rx) = watch::channel(None);
+        if let Ok(mut map) = self.inner.lock() {
+            map.insert(
+                start.id.clone(),
+                Entry {
+                    cancel,
+                    latest: rx,
+                    start: start.clone(),
+                },
+            );
+        }
+        Registration {
+            registry: self.clone(),
+            id: start.id.clone(),
+            done: tx,
+        }
+    }
+
+    /// The starting snapshot of a running response.
+    pub fn snapshot(&self, id: &str) -> Option<ResponseResource> {
+        let map = self.inner.lock().ok()?;
+        map.get(id).map(|e| e.start.clone())
+    }
+
+    /// Cancels a running response; returns a receiver for its final state.
+    pub fn cancel(&self, id: &str) -> Option<watch::Receiver<Option<ResponseResource>>> {
+        let map = self.inner.lock().ok()?;
+        let e = map.get(id)?;
+        e.cancel.cancel();
+        Some(e.latest.clone())
+    }
+
+    pub fn cancel_all(&self) -> usize {
+        match self.inner.lock() {
+            Ok(map) => {
+                for e in map.values() {
+                    e.cancel.cancel();
+                }
+                map.len()
+            }
+            Err(_) => 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.inner.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,234 @@
+//! A real Windlass server on a loopback port, in front of a [`FakeUpstream`],
+//! with a SQLite file: what integration tests talk to over HTTP.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::Rng;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use windlass_engine::{ClientFunctions, Engine, EngineConfig, Policy, ToolExecutor};
+use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
+use windlass_server::{AppState, ServerConfig};
+use windlass_store::SqliteStore;
+
+use crate::sse_check::SseCapture;
+use crate::FakeUpstream;
+
+/// How to build the gateway under test.
+#[derive(Clone)]
+pub struct GatewayOptions {
+    pub engine: EngineConfig,
+    /// Server-side executors, registered before the client-function one.
+    pub executors: Vec<Arc<dyn ToolExecutor>>,
+    /// Register seed 001's function executor (client tools -> `requires_action`).
+    pub client_functions: bool,
+    pub policy: Option<Arc<dyn Policy>>,
+    pub server: ServerConfig,
+    pub provider: ChatProviderConfig,
+    /// SQLite file; a fresh temp file when `None`.
+    pub db: Option<PathBuf>,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        let mut provider = ChatProviderConfig::new("http://unused");
+        provider.max_retries = 0;
+        provider.first_byte_timeout = Duration::from_secs(10);
+        provider.idle_timeout = Duration::from_secs(10);
+        GatewayOptions {
+            engine: EngineConfig::default(),
+            executors: Vec::new(),
+            client_functions: true,
+            policy: None,
+            server: ServerConfig::default(),
+            provider,
+            db: None,
+        }
+    }
+}
+
+pub struct Gateway {
+    /// e.g. `http://127.0.0.1:PORT`
+    pub base: String,
+    pub upstream: FakeUpstream,
+    pub client: reqwest::Client,
+    pub db: PathBuf,
+    pub state: AppState,
+    opts: GatewayOptions,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+fn temp_db() -> PathBuf {
+    let n: u64 = rand::rng().random();
+    std::env::temp_dir().join(format!("windlass-test-{n:016x}.db"))
+}
+
+impl Gateway {
+    pub async fn start() -> Gateway {
+        Gateway::start_with(GatewayOptions::default()).await
+    }
+
+    pub async fn start_with(opts: GatewayOptions) -> Gateway {
+        let upstream = FakeUpstream::start().await;
+        Gateway::start_on(upstream, opts).await
+    }
+
+    /// Starts a gateway in front of an existing upstream (e.g. after a restart).
+    pub async fn start_on(upstream: FakeUpstream, mut opts: GatewayOptions) -> Gateway {
+        let db = opts.db.clone().unwrap_or_else(temp_db);
+        opts.db = Some(db.clone());
+        let mut pcfg = opts.provider.clone();
+        pcfg.base_url = upstream.base_url();
+        let provider = Arc::new(ChatCompletionsProvider::new(pcfg).expect("provider"));
+        let store = Arc::new(
+            SqliteStore::open(db.to_str().expect("utf-8 temp path"))
+                .await
+                .expect("sqlite store"),
+        );
+        let mut builder = Engine::builder(provider, store).config(opts.engine.clone());
+        for e in &opts.executors {
+            builder = builder.executor(e.clone());
+        }
+        if opts.client_functions {
+            builder = builder.executor(Arc::new(ClientFunctions));
+        }
+        if let Some(p) = &opts.policy {
+            builder = builder.policy(p.clone());
+        }
+        let state = AppState::new(builder.build(), opts.server.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = oneshot::channel::<()>();
+        let serve_state = state.clone();
+        let task = tokio::spawn(async move {
+            let _ = windlass_server::serve(listener, serve_state, async {
+                let _ = rx.await;
+            })
+            .await;
+        });
+        Gateway {
+            base: format!("http://{addr}"),
+            upstream,
+            client: reqwest::Client::new(),
+            db,
+            state,
+            opts,
+            shutdown: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Stops the server (running responses end `cancelled`) and starts a new
+    /// one on the same SQLite file and upstream.
+    pub async fn restart(mut self) -> Gateway {
+        self.stop_server().await;
+        let opts = self.opts.clone();
+        Gateway::start_on(self.upstream.clone(), opts).await
+    }
+
+    async fn stop_server(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), t).await;
+        }
+    }
+
+    pub async fn stop(mut self) {
+        self.stop_server().await;
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> (u16, Value) {
+        let resp = self
+            .client
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        read(resp).await
+    }
+
+    /// POSTs raw bytes with a JSON content type (for malformed-body tests).
+    pub async fn post_raw(&self, path: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
+        let resp = self
+            .client
+            .post(self.url(path))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("request");
+        read(resp).await
+    }
+
+    pub async fn get_json(&self, path: &str) -> (u16, Value) {
+        read(
+            self.client
+                .get(self.url(path))
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await
+    }
+
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        read(
+            self.client
+                .delete(self.url(path))
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await
+    }
+
+    /// `POST /v1/responses` with `stream: true`, read to the end.
+    pub async fn stream(&self, body: &Value) -> SseCapture {
+        let mut body = body.clone();
+        body["stream"] = Value::Bool(true);
+        let resp = self
+            .client
+            .post(self.url("/v1/responses"))
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        let status = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let raw = resp.text().await.expect("body");
+        SseCapture::parse(status, content_type, raw)
+    }
+}
+
+async fn read(resp: reqwest::Response) -> (u16, Value) {
+    let status = resp.status().as_u16();
+    let text = resp.text().await.expect("body");
+    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, value)
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}

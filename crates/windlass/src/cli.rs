@@ -1,0 +1,87 @@
+//! Command line: `windlass serve` (and later `windlass run`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "windlass",
+    version,
+    about = "An OpenResponses gateway with a server-side agent loop, in front of any OpenAI-compatible model server."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the Responses API over HTTP.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// TOML config file; flags and environment variables override it.
+    #[arg(long, short = 'c', env = "WINDLASS_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, env = "WINDLASS_LISTEN")]
+    pub listen: Option<String>,
+
+    /// SQLite file holding stored responses [default: ./windlass.db].
+    #[arg(long, env = "WINDLASS_DB")]
+    pub db: Option<String>,
+
+    /// Base URL of the OpenAI-compatible upstream, e.g. http://127.0.0.1:8081/v1.
+    #[arg(long = "upstream", env = "WINDLASS_UPSTREAM_URL")]
+    pub upstream_url: Option<String>,
+
+    /// API key sent to the upstream as a bearer token.
+    #[arg(long, env = "WINDLASS_UPSTREAM_API_KEY", hide_env_values = true)]
+    pub upstream_api_key: Option<String>,
+
+    /// Model used when a request names none.
+    #[arg(long, env = "WINDLASS_DEFAULT_MODEL")]
+    pub default_model: Option<String>,
+
+    /// Model turns per response before it ends `incomplete` [default: 10].
+    #[arg(long, env = "WINDLASS_MAX_AGENTIC_TURNS")]
+    pub max_agentic_turns: Option<u32>,
+
+    /// How responses with pending client function calls end [default: requires-action].
+    #[arg(long, env = "WINDLASS_CLIENT_TOOLS_STATUS", value_enum)]
+    pub client_tools_status: Option<ClientToolsArg>,
+
+    /// Comma-separated API keys clients must present (none: no authentication).
+    #[arg(
+        long,
+        env = "WINDLASS_API_KEYS",
+        hide_env_values = true,
+        value_delimiter = ','
+    )]
+    pub api_keys: Option<Vec<String>>,
+
+    /// Log format [default: text].
+    #[arg(long, env = "WINDLASS_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormat>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientToolsArg {
+    /// Status `requires_action`, event `response.requires_action` (seed 000).
+    #[value(name = "requires-action", alias = "requires_action")]
+    RequiresAction,
+    /// Status `completed`, event `response.completed` (what OpenAI does).
+    Completed,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    Text,
+    Json,
+}

@@ -1,0 +1,169 @@
+//! The gateway's settings: defaults, then the TOML file, then flags and env.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use windlass_engine::{ClientToolsStatus, EngineConfig};
+use windlass_providers::ChatProviderConfig;
+use windlass_server::ServerConfig;
+
+use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("config file {path} is invalid: {source}")]
+    Parse {
+        path: String,
+        source: toml::de::Error,
+    },
+    #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [upstream] url in the config file)")]
+    NoUpstream,
+}
+
+/// The config file's shape. Every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub listen: Option<String>,
+    pub db: Option<String>,
+    pub log_format: Option<LogFormat>,
+    #[serde(default)]
+    pub upstream: UpstreamFile,
+    #[serde(default, rename = "loop")]
+    pub agent_loop: LoopFile,
+    #[serde(default)]
+    pub server: ServerFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamFile {
+    pub url: Option<String>,
+    pub api_key: Option<String>,
+    pub default_model: Option<String>,
+    pub connect_timeout_ms: Option<u64>,
+    pub first_byte_timeout_ms: Option<u64>,
+    pub idle_timeout_ms: Option<u64>,
+    pub max_retries: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopFile {
+    pub max_agentic_turns: Option<u32>,
+    pub max_tool_calls: Option<u64>,
+    pub tool_concurrency: Option<usize>,
+    pub tool_timeout_ms: Option<u64>,
+    pub max_response_time_ms: Option<u64>,
+    pub client_tools_status: Option<ClientToolsArg>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerFile {
+    pub max_body_bytes: Option<usize>,
+    #[serde(default)]
+    pub api_keys: Vec<String>,
+}
+
+/// Everything `serve` needs, resolved.
+pub struct Settings {
+    pub listen: String,
+    pub db: String,
+    pub log_format: LogFormat,
+    pub provider: ChatProviderConfig,
+    pub engine: EngineConfig,
+    pub server: ServerConfig,
+}
+
+pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|source| ConfigError::Parse {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
+    let file = match &args.config {
+        Some(p) => load_file(p)?,
+        None => FileConfig::default(),
+    };
+    let up = file.upstream;
+    let lp = file.agent_loop;
+    let base_url = args
+        .upstream_url
+        .or(up.url)
+        .ok_or(ConfigError::NoUpstream)?;
+
+    let mut provider = ChatProviderConfig::new(base_url);
+    provider.api_key = args.upstream_api_key.or(up.api_key);
+    if let Some(ms) = up.connect_timeout_ms {
+        provider.connect_timeout = Duration::from_millis(ms);
+    }
+    if let Some(ms) = up.first_byte_timeout_ms {
+        provider.first_byte_timeout = Duration::from_millis(ms);
+    }
+    if let Some(ms) = up.idle_timeout_ms {
+        provider.idle_timeout = Duration::from_millis(ms);
+    }
+    if let Some(n) = up.max_retries {
+        provider.max_retries = n;
+    }
+
+    let mut engine = EngineConfig {
+        default_model: args.default_model.or(up.default_model),
+        ..EngineConfig::default()
+    };
+    if let Some(n) = args.max_agentic_turns.or(lp.max_agentic_turns) {
+        engine.max_agentic_turns = n;
+    }
+    if let Some(n) = lp.max_tool_calls {
+        engine.max_tool_calls = n;
+    }
+    if let Some(n) = lp.tool_concurrency {
+        engine.tool_concurrency = n;
+    }
+    if let Some(ms) = lp.tool_timeout_ms {
+        engine.tool_timeout = Duration::from_millis(ms);
+    }
+    engine.max_response_time = lp.max_response_time_ms.map(Duration::from_millis);
+    engine.client_tools_status = match args.client_tools_status.or(lp.client_tools_status) {
+        Some(ClientToolsArg::Completed) => ClientToolsStatus::Completed,
+        _ => ClientToolsStatus::RequiresAction,
+    };
+
+    let mut server = ServerConfig::default();
+    if let Some(n) = file.server.max_body_bytes {
+        server.max_body_bytes = n;
+    }
+    server.api_keys = args.api_keys.unwrap_or(file.server.api_keys);
+    server.api_keys.retain(|k| !k.is_empty());
+
+    Ok(Settings {
+        listen: args
+            .listen
+            .or(file.listen)
+            .unwrap_or_else(|| "127.0.0.1:8080".to_owned()),
+        db: args
+            .db
+            .or(file.db)
+            .unwrap_or_else(|| "./windlass.db".to_owned()),
+        log_format: args
+            .log_format
+            .or(file.log_format)
+            .unwrap_or(LogFormat::Text),
+        provider,
+        engine,
+        server,
+    })
+}

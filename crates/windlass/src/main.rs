@@ -1,0 +1,21 @@
+//! The `windlass` binary.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use windlass::cli::{Cli, Command};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => windlass::serve::run(args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("windlass: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! `windlass serve`: wire the adapters into the engine and serve HTTP.
+
+use std::sync::Arc;
+
+use tracing_subscriber::EnvFilter;
+use windlass_engine::{ClientFunctions, Engine};
+use windlass_providers::ChatCompletionsProvider;
+use windlass_server::AppState;
+use windlass_store::SqliteStore;
+
+use crate::cli::{LogFormat, ServeArgs};
+use crate::config::{resolve, ConfigError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("upstream: {0}")]
+    Provider(#[from] windlass_engine::ProviderError),
+    #[error("store: {0}")]
+    Store(#[from] windlass_engine::StoreError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("server error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+pub fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
+    let settings = resolve(args)?;
+    init_logging(settings.log_format);
+    let upstream = settings.provider.base_url.clone();
+    let provider = Arc::new(ChatCompletionsProvider::new(settings.provider)?);
+    let store = Arc::new(SqliteStore::open(&settings.db).await?);
+    let engine = Engine::builder(provider, store)
+        .executor(Arc::new(ClientFunctions))
+        .config(settings.engine)
+        .build();
+    let state = AppState::new(engine, settings.server);
+    let listener = tokio::net::TcpListener::bind(&settings.listen)
+        .await
+        .map_err(|source| ServeError::Listen {
+            addr: settings.listen.clone(),
+            source,
+        })?;
+    tracing::info!(listen = %listener.local_addr()?, %upstream, db = %settings.db, "windlass serving");
+    windlass_server::serve(listener, state, shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
