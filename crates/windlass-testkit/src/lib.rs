@@ -54,6 +54,7 @@
 //! ```
 
 mod completion;
+pub mod control;
 mod gateway;
 mod mock_executor;
 mod pump;

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use windlass_protocol::ids::{new_id, prefix};
-use windlass_protocol::{ContentPart, Item, MessageContent, ToolOutput};
+use windlass_protocol::{ContentPart, Item, ItemStatus, MessageContent, Role, ToolOutput};
 
 use crate::error::EngineError;
 use crate::ports::store::ResponseStore;
@@ -57,6 +57,29 @@ fn check_item(item: &Item, i: usize) -> Result<(), EngineError> {
     }
 }
 
+fn normalize(item: &mut Item) {
+    match item {
+        Item::Message(m) => {
+            if let MessageContent::Text(t) = &mut m.content {
+                let text = std::mem::take(t);
+                let part = match m.role {
+                    Role::Assistant => ContentPart::output_text(text),
+                    _ => ContentPart::input_text(text),
+                };
+                m.content = MessageContent::Parts(vec![part]);
+            }
+            m.status.get_or_insert(ItemStatus::Completed);
+        }
+        Item::FunctionCall(c) => {
+            c.status.get_or_insert(ItemStatus::Completed);
+        }
+        Item::FunctionCallOutput(o) => {
+            o.status.get_or_insert(ItemStatus::Completed);
+        }
+        _ => {}
+    }
+}
+
 fn check_parts(parts: &[ContentPart], path: &str) -> Result<(), EngineError> {
     for (j, p) in parts.iter().enumerate() {
         if let ContentPart::Unknown(_) = p {
@@ -70,8 +93,11 @@ fn check_parts(parts: &[ContentPart], path: &str) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// Gives an item an id when the client sent none, so it can be listed and referenced.
+/// The stored form of an input item: an id when the client sent none (so it
+/// can be listed and referenced), string content as a content part, and a
+/// status, as the response item schema requires.
 pub fn with_id(mut item: Item) -> Item {
+    normalize(&mut item);
     fn fill(slot: &mut Option<String>, p: &str) {
         if slot.is_none() {
             *slot = Some(new_id(p));
