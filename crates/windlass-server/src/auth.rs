@@ -37,3 +37,12 @@ pub async fn not_found(req: Request) -> ApiError {
     )
     .code("unknown_route")
 }
+
+pub async fn method_not_allowed(req: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "invalid_request_error",
+        format!("Method {} is not allowed on {}", req.method(), req.uri().path()),
+    )
+    .code("method_not_allowed")
+}

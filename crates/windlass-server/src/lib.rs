@@ -66,6 +66,7 @@ pub fn router(state: AppState) -> Router {
         .route("/responses/{id}/input_items", get(resources::input_items))
         .route("/responses/{id}/cancel", post(resources::cancel_response))
         .route("/models", get(meta::list_models))
+        .method_not_allowed_fallback(auth::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::require_key,
