@@ -135,6 +135,10 @@ impl ChatCompletionsProvider {
 
 #[async_trait::async_trait]
 impl ModelProvider for ChatCompletionsProvider {
+    fn check(&self, request: &ModelRequest) -> Result<(), ProviderError> {
+        crate::encode::encode_request(request, self.config().max_tokens_field).map(|_| ())
+    }
+
     async fn start(&self, request: ModelRequest) -> Result<ModelStream, ProviderError> {
         let body = Bytes::from(encode_body(&request, self.cfg.max_tokens_field)?);
         let accept = if request.stream {

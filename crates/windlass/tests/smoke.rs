@@ -86,3 +86,18 @@ async fn server_side_tools_loop_in_one_stream() {
     assert_eq!(msgs[2]["role"], "tool");
     assert_eq!(msgs[2]["content"], "42");
 }
+
+#[tokio::test]
+async fn input_the_upstream_cannot_carry_is_a_400_that_writes_nothing() {
+    let gw = Gateway::start().await;
+    let body = json!({
+        "model": "m",
+        "stream": true,
+        "input": [{"role": "user", "content": [{"type": "input_video", "video_url": "https://x/v.mp4"}]}]
+    });
+    let (status, err) = gw.post_json("/v1/responses", &body).await;
+    assert_eq!(status, 400, "{err}");
+    assert_eq!(err["error"]["type"], "invalid_request_error");
+    assert_eq!(err["error"]["code"], "unsupported_for_upstream");
+    assert_eq!(gw.upstream.request_count(), 0);
+}

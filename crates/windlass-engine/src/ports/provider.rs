@@ -137,4 +137,11 @@ pub trait ModelProvider: Send + Sync {
 
     /// The models the upstream serves.
     async fn list_models(&self) -> Result<Vec<ModelInfo>, ProviderError>;
+
+    /// Checks, without calling the upstream, that `request` can be expressed
+    /// for it; the engine calls this on new input before anything starts, so
+    /// such input is a 400 that writes nothing.
+    fn check(&self, _request: &ModelRequest) -> Result<(), ProviderError> {
+        Ok(())
+    }
 }

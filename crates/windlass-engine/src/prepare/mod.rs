@@ -15,7 +15,7 @@ use windlass_protocol::{
 
 use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::ports::provider::ModelToolChoice;
+use crate::ports::provider::{ModelProvider, ModelRequest, ModelToolChoice, ProviderError};
 use crate::tooling::ToolSet;
 
 pub use input::with_id;
@@ -95,6 +95,7 @@ impl Engine {
         let raw_input = req.input.take().map(|i| i.into_items()).unwrap_or_default();
         let input = input::canonicalize_input(raw_input, inner.store.as_ref()).await?;
         let pending = input::match_call_outputs(&history, &input)?;
+        check_upstream(inner.provider.as_ref(), &req, &model, &input, &resolved)?;
 
         let call_budget = req
             .max_tool_calls
@@ -114,6 +115,37 @@ impl Engine {
             call_budget,
         })
     }
+}
+
+/// Refuses new input the upstream cannot carry, before anything runs.
+fn check_upstream(
+    provider: &dyn ModelProvider,
+    req: &CreateResponseRequest,
+    model: &str,
+    input: &[Item],
+    tools: &tools::ResolvedTools,
+) -> Result<(), EngineError> {
+    let mut transcript = Vec::with_capacity(input.len());
+    for item in input {
+        crate::upstream::push_upstream(&mut transcript, item);
+    }
+    let probe = ModelRequest {
+        model: model.to_owned(),
+        instructions: req.instructions.clone(),
+        transcript,
+        tools: tools.set.model_tools(),
+        tool_choice: tools.first_choice.clone(),
+        text_format: req.text.as_ref().and_then(|t| t.format.clone()),
+        ..ModelRequest::default()
+    };
+    provider.check(&probe).map_err(|e| match e {
+        ProviderError::Unsupported { message, param } => EngineError::InvalidRequest {
+            message,
+            param,
+            code: Some("unsupported_for_upstream".to_owned()),
+        },
+        other => EngineError::invalid(other.to_string(), None),
+    })
 }
 
 pub(crate) fn now_secs() -> u64 {
