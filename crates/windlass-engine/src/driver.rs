@@ -55,7 +55,18 @@ impl Engine {
         let inner = &*self.inner;
         let started = Instant::now();
         let upstream_stream = run.stream();
-        let mut out = Emitter::new(run.response.clone(), sink, cancel.clone());
+        // The wall-clock budget stops whatever is running (model call or tools)
+        // through a child token, and ends the response `incomplete`.
+        let outer = cancel;
+        let cancel = outer.child_token();
+        let deadline = inner.config.max_response_time.map(|limit| {
+            let token = cancel.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                token.cancel();
+            })
+        });
+        let mut out = Emitter::new(run.response.clone(), sink, outer.clone());
         out.emit_snapshot(|response| EventData::Created { response })
             .await;
         out.emit_snapshot(|response| EventData::InProgress { response })
@@ -152,7 +163,13 @@ impl Engine {
                         Some(n) => state.executed_calls += n,
                         None => break Ending::Cancelled,
                     }
-                    state.pending.retain(|p| !planned.contains(&p.call.call_id));
+                    // What is left is either over the tool-call budget (server
+                    // calls) or a continuation's unanswered client calls, which
+                    // go to the model as they are (seed 000 edge case).
+                    state.pending.retain(|p| {
+                        !planned.contains(&p.call.call_id)
+                            && matches!(p.disposition, Disposition::Execute { .. })
+                    });
                     state.phase = Phase::AfterTools;
                 }
                 NextAction::Interrupt(Interrupt::ClientCalls | Interrupt::Approval) => {
@@ -166,6 +183,15 @@ impl Engine {
                 }
                 NextAction::Finish(f) => break Ending::Done(f),
             }
+        };
+        if let Some(timer) = deadline {
+            timer.abort();
+        }
+        let ending = match ending {
+            Ending::Cancelled if !outer.is_cancelled() && cancel.is_cancelled() => {
+                Ending::Done(Finish::incomplete("max_response_time"))
+            }
+            other => other,
         };
         if let Ending::Failed(f) = &ending {
             warn!(code = %f.code, message = %f.message, "response failed");

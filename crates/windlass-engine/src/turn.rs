@@ -274,6 +274,8 @@ async fn tool_delta(
             i
         }
         None => {
+            // One call at a time, as OpenAI streams them: the previous call is complete.
+            close_calls(out, open, ItemStatus::Completed).await;
             let item = Item::FunctionCall(FunctionCall {
                 id: Some(new_id(prefix::FUNCTION_CALL)),
                 call_id: id

@@ -42,7 +42,11 @@ pub async fn method_not_allowed(req: Request) -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "invalid_request_error",
-        format!("Method {} is not allowed on {}", req.method(), req.uri().path()),
+        format!(
+            "Method {} is not allowed on {}",
+            req.method(),
+            req.uri().path()
+        ),
     )
     .code("method_not_allowed")
 }

@@ -22,7 +22,7 @@ pub async fn create_response(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let bytes = body.map_err(body_error)?;
-    let req: CreateResponseRequest = parse_json(&bytes)?;
+    let req: CreateResponseRequest = parse_request(&bytes)?;
     let prepared = app.engine.prepare(req).await?;
     let cancel = CancellationToken::new();
     let registration = app.inflight.register(prepared.response(), cancel.clone());
@@ -31,10 +31,22 @@ pub async fn create_response(
     if prepared.stream() {
         let (tx, rx) = mpsc::channel::<Bytes>(app.config.sse_buffer);
         let done_tx = tx.clone();
+        // Notices a client that hangs up while nothing is being written (a
+        // long tool call, a silent upstream) and cancels the response then.
+        let watch_tx = tx.clone();
+        let finished = CancellationToken::new();
+        let (watch_cancel, watch_finished) = (cancel.clone(), finished.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = watch_tx.closed() => watch_cancel.cancel(),
+                _ = watch_finished.cancelled() => {}
+            }
+        });
         tokio::spawn(async move {
             let mut sink = SseSink { tx };
             let outcome = engine.run(prepared, &mut sink, cancel).await;
             registration.finish(&outcome.response);
+            finished.cancel();
             let _ = done_tx.send(Bytes::from_static(DONE)).await;
         });
         let body = tokio_stream_from(rx).map(Ok::<_, std::convert::Infallible>);
@@ -67,6 +79,30 @@ pub async fn create_response(
 
 fn tokio_stream_from(mut rx: mpsc::Receiver<Bytes>) -> impl futures::Stream<Item = Bytes> {
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+/// Parses the create body; a wrong-typed field is named in `param`.
+fn parse_request(bytes: &[u8]) -> Result<CreateResponseRequest, ApiError> {
+    parse_json(bytes).map_err(|err| match blame_field(bytes) {
+        Some((field, why)) => ApiError::invalid(format!("Invalid value for '{field}': {why}"))
+            .param(field)
+            .code("invalid_value"),
+        None => err,
+    })
+}
+
+/// On the error path only: finds the top-level field that fails on its own.
+fn blame_field(bytes: &[u8]) -> Option<(String, String)> {
+    let serde_json::Value::Object(map) = serde_json::from_slice(bytes).ok()? else {
+        return None;
+    };
+    map.into_iter().find_map(|(k, v)| {
+        let mut one = serde_json::Map::new();
+        one.insert(k.clone(), v);
+        serde_json::from_value::<CreateResponseRequest>(serde_json::Value::Object(one))
+            .err()
+            .map(|e| (k, e.to_string()))
+    })
 }
 
 /// Parses a JSON body with an OpenAI-style message naming what is wrong.
