@@ -1,4 +1,4 @@
-//! Command line: `windlass serve` (and later `windlass run`).
+//! Command line: `windlass serve` and `windlass run`.
 
 use std::path::PathBuf;
 
@@ -19,6 +19,38 @@ pub struct Cli {
 pub enum Command {
     /// Serve the Responses API over HTTP.
     Serve(ServeArgs),
+    /// Run one prompt through the agent loop in-process and stream the answer.
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The prompt ("-" reads it from standard input).
+    pub prompt: String,
+
+    /// Model to use [default: the first one the upstream lists].
+    #[arg(long, short = 'm', env = "WINDLASS_MODEL")]
+    pub model: Option<String>,
+
+    /// Base URL of the OpenAI-compatible upstream, e.g. http://127.0.0.1:8081/v1.
+    #[arg(long = "upstream", env = "WINDLASS_UPSTREAM_URL")]
+    pub upstream_url: Option<String>,
+
+    /// API key sent to the upstream as a bearer token.
+    #[arg(long, env = "WINDLASS_UPSTREAM_API_KEY", hide_env_values = true)]
+    pub upstream_api_key: Option<String>,
+
+    /// Model turns before the run stops (each may run a round of tools).
+    #[arg(long, default_value_t = 10)]
+    pub max_turns: u32,
+
+    /// System prompt.
+    #[arg(long)]
+    pub system: Option<String>,
+
+    /// Print only the final response object as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => windlass::serve::run(args).await,
+        Command::Run(args) => return windlass::run::run(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,257 @@
+//! [`Agent`]: the model, the upstream, the tools, the hooks and the limits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use windlass_engine::ModelProvider;
+use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
+
+use super::error::BuildError;
+use super::hooks::Hooks;
+use super::tool::{Tool, ToolRegistry};
+
+/// Seed 002: fail fast if the model loops.
+pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = 5;
+
+/// A configured agent. Build one with [`Agent::builder`]; cheap to clone;
+/// every [`Client`](super::Client) made from it gets its own conversation.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<AgentInner>,
+}
+
+pub(crate) struct AgentInner {
+    pub model: String,
+    pub system_prompt: Option<String>,
+    pub provider: Arc<dyn ModelProvider>,
+    pub registry: Arc<ToolRegistry>,
+    pub auto_execute_tools: bool,
+    pub max_tool_iterations: u32,
+    pub hooks: Hooks,
+    pub temperature: Option<f64>,
+    pub max_output_tokens: Option<u64>,
+    pub tool_timeout: Option<Duration>,
+    pub parallel_tool_calls: Option<bool>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = &self.inner;
+        f.debug_struct("Agent")
+            .field("model", &i.model)
+            .field("system_prompt", &i.system_prompt)
+            .field(
+                "tools",
+                &i.registry
+                    .tools()
+                    .iter()
+                    .map(Tool::name)
+                    .collect::<Vec<_>>(),
+            )
+            .field("auto_execute_tools", &i.auto_execute_tools)
+            .field("max_tool_iterations", &i.max_tool_iterations)
+            .field("hooks", &i.hooks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    pub fn builder() -> AgentBuilder {
+        AgentBuilder::default()
+    }
+
+    pub fn model(&self) -> &str {
+        &self.inner.model
+    }
+
+    pub fn system_prompt(&self) -> Option<&str> {
+        self.inner.system_prompt.as_deref()
+    }
+
+    pub fn tools(&self) -> &[Tool] {
+        self.inner.registry.tools()
+    }
+
+    /// The registered tool of that name.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.inner.registry.get(name)
+    }
+
+    pub fn auto_execute_tools(&self) -> bool {
+        self.inner.auto_execute_tools
+    }
+
+    pub fn max_tool_iterations(&self) -> u32 {
+        self.inner.max_tool_iterations
+    }
+
+    /// The same agent in manual mode (what the standalone `query()` uses).
+    pub(crate) fn manual(&self) -> Agent {
+        if !self.inner.auto_execute_tools {
+            return self.clone();
+        }
+        let i = &self.inner;
+        Agent {
+            inner: Arc::new(AgentInner {
+                model: i.model.clone(),
+                system_prompt: i.system_prompt.clone(),
+                provider: i.provider.clone(),
+                registry: i.registry.clone(),
+                auto_execute_tools: false,
+                max_tool_iterations: i.max_tool_iterations,
+                hooks: i.hooks.clone(),
+                temperature: i.temperature,
+                max_output_tokens: i.max_output_tokens,
+                tool_timeout: i.tool_timeout,
+                parallel_tool_calls: i.parallel_tool_calls,
+            }),
+        }
+    }
+}
+
+/// Builds an [`Agent`]. `model` and an upstream (`base_url` or `provider`)
+/// are required; tools are optional. Defaults follow seed 002:
+/// `auto_execute_tools(false)`, `max_tool_iterations(5)`.
+#[derive(Default)]
+pub struct AgentBuilder {
+    model: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    provider: Option<Arc<dyn ModelProvider>>,
+    system_prompt: Option<String>,
+    tools: Vec<Tool>,
+    auto_execute_tools: bool,
+    max_tool_iterations: Option<u32>,
+    hooks: Hooks,
+    temperature: Option<f64>,
+    max_output_tokens: Option<u64>,
+    tool_timeout: Option<Duration>,
+    parallel_tool_calls: Option<bool>,
+}
+
+impl AgentBuilder {
+    /// The model name the upstream serves, e.g. `qwen2.5-1.5b`.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// The OpenAI-compatible API root, e.g. `http://127.0.0.1:8081/v1`
+    /// (vLLM, llama.cpp, Ollama, LiteLLM, OpenAI).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// Sent to the upstream as a bearer token.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Use this model provider instead of building one from `base_url`
+    /// (another adapter, a configured one, or a test double).
+    pub fn provider(mut self, provider: Arc<dyn ModelProvider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// `true`: the engine runs the tools and feeds their results back until
+    /// the model answers or `max_tool_iterations` turns ran. `false`
+    /// (default): each run stops at the model's tool calls for the caller.
+    pub fn auto_execute_tools(mut self, on: bool) -> Self {
+        self.auto_execute_tools = on;
+        self
+    }
+
+    /// Model turns per run (default 5): the model may call tools in each of
+    /// them; if the last one still calls tools, the run ends with
+    /// [`Termination::MaxIterations`](super::Termination::MaxIterations).
+    pub fn max_tool_iterations(mut self, n: u32) -> Self {
+        self.max_tool_iterations = Some(n);
+        self
+    }
+
+    /// Adds hooks (after any added before).
+    pub fn hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = std::mem::take(&mut self.hooks).merge(hooks);
+        self
+    }
+
+    pub fn temperature(mut self, t: f64) -> Self {
+        self.temperature = Some(t);
+        self
+    }
+
+    pub fn max_output_tokens(mut self, n: u64) -> Self {
+        self.max_output_tokens = Some(n);
+        self
+    }
+
+    /// Time allowed per tool call in auto mode (default 60 s); a timeout is a
+    /// tool error.
+    pub fn tool_timeout(mut self, d: Duration) -> Self {
+        self.tool_timeout = Some(d);
+        self
+    }
+
+    /// `false`: ask the model for one call per turn, and run calls one by one.
+    pub fn parallel_tool_calls(mut self, on: bool) -> Self {
+        self.parallel_tool_calls = Some(on);
+        self
+    }
+
+    /// Checks the configuration and builds the tool registry (once).
+    pub fn build(self) -> Result<Agent, BuildError> {
+        let model = self
+            .model
+            .filter(|m| !m.is_empty())
+            .ok_or(BuildError::MissingModel)?;
+        let registry = ToolRegistry::new(self.tools)?;
+        let max_tool_iterations = self
+            .max_tool_iterations
+            .unwrap_or(DEFAULT_MAX_TOOL_ITERATIONS);
+        if max_tool_iterations == 0 {
+            return Err(BuildError::ZeroIterations);
+        }
+        let provider: Arc<dyn ModelProvider> = match (self.provider, self.base_url) {
+            (Some(p), _) => p,
+            (None, Some(url)) => {
+                let mut cfg = ChatProviderConfig::new(url);
+                cfg.api_key = self.api_key;
+                Arc::new(ChatCompletionsProvider::new(cfg)?)
+            }
+            (None, None) => return Err(BuildError::MissingUpstream),
+        };
+        Ok(Agent {
+            inner: Arc::new(AgentInner {
+                model,
+                system_prompt: self.system_prompt,
+                provider,
+                registry: Arc::new(registry),
+                auto_execute_tools: self.auto_execute_tools,
+                max_tool_iterations,
+                hooks: self.hooks,
+                temperature: self.temperature,
+                max_output_tokens: self.max_output_tokens,
+                tool_timeout: self.tool_timeout,
+                parallel_tool_calls: self.parallel_tool_calls,
+            }),
+        })
+    }
+}

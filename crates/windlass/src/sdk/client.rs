@@ -1,0 +1,743 @@
+//! [`Client`]: one conversation with an agent, on the engine's loop.
+//!
+//! The client has no loop of its own. A query or a continuation is one
+//! engine run (`Engine::prepare` + `Engine::run`) on a spawned task; the
+//! client turns the run's stream events into [`Block`]s and keeps the
+//! history. Auto mode is the engine executing the agent's tools; manual mode
+//! is the engine stopping at the model's calls (`requires_action`) and the
+//! next run carrying the caller's results (`previous_response_id` +
+//! `function_call_output` items).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use windlass_engine::{
+    CallDecision, ClientFunctions, Engine, EngineConfig, EventSink, ResponseStore, RunFailure,
+    RunOutcome, SinkClosed,
+};
+use windlass_protocol::{
+    CreateResponseRequest, EventData, FunctionCall, FunctionCallOutput, Input, Item, ItemStatus,
+    ResponseResource, ResponseStatus, Role, StreamEvent, ToolOutput,
+};
+use windlass_store::MemoryStore;
+
+use super::agent::Agent;
+use super::block::{Block, Message, Termination, ToolErrorKind, ToolUse};
+use super::error::SdkError;
+use super::hooks::{output_text, HookPolicy, PostToolUse, PromptDecision, Signal, Verdict};
+use super::tool::{arguments_value, LocalTools, ToolOutcome, ToolRegistry};
+
+/// Events buffered between the engine task and the reader.
+const SIGNAL_BUFFER: usize = 256;
+
+/// One conversation with an [`Agent`]. Every method takes `&self`, so a
+/// client can be shared (e.g. in an `Arc`) and interrupted from another task
+/// while a stream is being read.
+///
+/// The conversation lives in an in-memory response store: each run is
+/// stored and the next one continues from it with `previous_response_id`,
+/// exactly as over HTTP. Use [`Client::with_store`] for another store.
+pub struct Client {
+    agent: Agent,
+    engine: Engine,
+    policy: Arc<HookPolicy>,
+    state: Mutex<State>,
+    active: tokio::sync::Mutex<Option<ActiveRun>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.state();
+        f.debug_struct("Client")
+            .field("agent", &self.agent)
+            .field("last_response_id", &st.last_response_id)
+            .field("history", &st.history.len())
+            .field("pending", &st.pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    last_response_id: Option<String>,
+    last_response: Option<ResponseResource>,
+    history: Vec<Message>,
+    /// Manual mode: calls waiting for the caller's result, in order.
+    pending: Vec<ToolUse>,
+    /// Results to send with the next run.
+    results: Vec<Item>,
+    /// Cancels the current run.
+    cancel: Option<CancellationToken>,
+    /// Tool name of every call seen, by call id.
+    names: HashMap<String, String>,
+    /// Calls whose `ToolUseError` was already yielded (blocked, unknown):
+    /// their error output, when the engine writes it, is not reported twice.
+    reported: HashSet<String>,
+    /// `PreToolUse` verdicts of calls still open after the last run.
+    replay: HashMap<String, CallDecision>,
+}
+
+type RunResult = (RunOutcome, HashMap<String, CallDecision>);
+
+struct ActiveRun {
+    rx: mpsc::Receiver<Signal>,
+    task: Option<JoinHandle<RunResult>>,
+    conv: Converter,
+    queue: VecDeque<Block>,
+    finished: bool,
+}
+
+impl Client {
+    /// A new conversation, kept in memory.
+    pub fn new(agent: Agent) -> Client {
+        Client::with_store(agent, Arc::new(MemoryStore::new()))
+    }
+
+    /// A new conversation kept in `store` (e.g. a `windlass_store::SqliteStore`).
+    pub fn with_store(agent: Agent, store: Arc<dyn ResponseStore>) -> Client {
+        let a = &agent.inner;
+        let policy = Arc::new(HookPolicy::new(a.hooks.clone()));
+        let mut config = EngineConfig {
+            // One model turn per iteration; each may run a round of tools.
+            max_agentic_turns: a.max_tool_iterations,
+            ..EngineConfig::default()
+        };
+        if let Some(t) = a.tool_timeout {
+            config.tool_timeout = t;
+        }
+        let mut builder = Engine::builder(a.provider.clone(), store)
+            .policy(policy.clone())
+            .config(config);
+        builder = if a.auto_execute_tools {
+            builder.executor(Arc::new(LocalTools(a.registry.clone())))
+        } else {
+            // Calls go back to the caller: the run ends `requires_action`.
+            builder.executor(Arc::new(ClientFunctions))
+        };
+        Client {
+            engine: builder.build(),
+            agent,
+            policy,
+            state: Mutex::new(State::default()),
+            active: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends a user prompt and starts the run; read it with [`receive`](Self::receive).
+    ///
+    /// `UserPromptSubmit` hooks run first (once per query; continuations never
+    /// fire them) and may block or rewrite the prompt. A previous run that
+    /// was not read to its end is finished first (its unread blocks are
+    /// dropped; the history keeps everything). Results added with
+    /// [`add_tool_result`](Self::add_tool_result) go along with the prompt.
+    pub async fn query(&self, prompt: impl Into<String>) -> Result<(), SdkError> {
+        let mut active = self.active.lock().await;
+        self.settle(&mut active).await;
+        self.check_answered()?;
+        let mut prompt = prompt.into();
+        match self.agent.inner.hooks.user_prompt_submit(&prompt).await {
+            Some(PromptDecision::Block { reason }) => {
+                return Err(SdkError::PromptBlocked { reason })
+            }
+            Some(PromptDecision::Rewrite(p)) => prompt = p,
+            Some(PromptDecision::Allow) | None => {}
+        }
+        let mut input = self.state().results.clone();
+        let sent_results = input.len();
+        input.push(Item::user_text(prompt.clone()));
+        self.start(&mut active, input, sent_results).await?;
+        self.state().history.push(Message::User { content: prompt });
+        Ok(())
+    }
+
+    /// Continues the conversation without a new user message: the results
+    /// added with [`add_tool_result`](Self::add_tool_result) go to the model
+    /// (manual mode). No `UserPromptSubmit` hook fires. Also resumes after
+    /// `MaxIterations` or an interrupt.
+    pub async fn continue_turn(&self) -> Result<(), SdkError> {
+        let mut active = self.active.lock().await;
+        self.settle(&mut active).await;
+        if self.state().last_response_id.is_none() {
+            return Err(SdkError::NothingToContinue);
+        }
+        self.check_answered()?;
+        let input = self.state().results.clone();
+        let n = input.len();
+        self.start(&mut active, input, n).await
+    }
+
+    /// The current run's blocks, in order, ending with [`Block::Done`]. Text
+    /// arrives as it streams. Empty when no run was started, or once the
+    /// run's `Done` was read.
+    pub fn receive(&self) -> BlockStream<'_> {
+        BlockStream {
+            inner: Box::pin(futures::stream::unfold(self, |client| async move {
+                let block = client.next_block().await?;
+                Some((block, client))
+            })),
+        }
+    }
+
+    /// Manual mode: the result of a [`ToolUse`] the caller ran. Goes to the
+    /// model with the next [`continue_turn`](Self::continue_turn) (or
+    /// `query`). `PostToolUse` hooks run here and may replace it.
+    pub async fn add_tool_result(
+        &self,
+        call_id: &str,
+        result: impl Into<ToolOutcome>,
+    ) -> Result<(), SdkError> {
+        let call = {
+            let mut st = self.state();
+            let i = st
+                .pending
+                .iter()
+                .position(|c| c.id == call_id)
+                .ok_or_else(|| SdkError::UnknownToolCall(call_id.to_owned()))?;
+            st.pending.remove(i)
+        };
+        let mut result = result.into();
+        let ev = PostToolUse {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            input: call.input.clone(),
+            result: result.clone(),
+        };
+        if let Some(replaced) = self.agent.inner.hooks.post_tool_use(ev).await {
+            result = replaced;
+        }
+        let mut st = self.state();
+        st.results
+            .push(Item::FunctionCallOutput(FunctionCallOutput {
+                id: None,
+                call_id: call.id.clone(),
+                output: ToolOutput::Text(result.content.clone()),
+                status: Some(ItemStatus::Completed),
+                is_error: result.is_error.then_some(true),
+            }));
+        st.history.push(Message::ToolResult {
+            call_id: call.id,
+            name: call.name,
+            content: result.content,
+            is_error: result.is_error,
+        });
+        Ok(())
+    }
+
+    /// Manual mode helper: runs a call on the agent's registered tool (an
+    /// unknown tool is an error outcome). Pass the outcome to `add_tool_result`.
+    pub async fn run_tool(&self, call: &ToolUse) -> ToolOutcome {
+        match self.agent.tool(&call.name) {
+            Some(tool) => tool.call(&call.input).await,
+            None => ToolOutcome::error(format!("Unknown tool: {}", call.name)),
+        }
+    }
+
+    /// Stops the current run: the upstream call and running tools are
+    /// cancelled and the run ends with [`Termination::Interrupted`]. What
+    /// was produced so far stays in the history.
+    pub fn interrupt(&self) {
+        if let Some(c) = &self.state().cancel {
+            c.cancel();
+        }
+    }
+
+    /// The conversation so far: user prompts, assistant turns with their
+    /// tool calls (the model's arguments), and tool results.
+    pub fn history(&self) -> Vec<Message> {
+        self.state().history.clone()
+    }
+
+    /// Manual mode: calls seen that still wait for a result.
+    pub fn pending_tool_calls(&self) -> Vec<ToolUse> {
+        self.state().pending.clone()
+    }
+
+    /// The last finished run's response object (as the HTTP API returns it).
+    pub fn last_response(&self) -> Option<ResponseResource> {
+        self.state().last_response.clone()
+    }
+
+    /// The id the next query or continuation continues from.
+    pub fn last_response_id(&self) -> Option<String> {
+        self.state().last_response_id.clone()
+    }
+
+    fn check_answered(&self) -> Result<(), SdkError> {
+        let st = self.state();
+        if st.pending.is_empty() {
+            Ok(())
+        } else {
+            Err(SdkError::UnansweredToolCalls(
+                st.pending.iter().map(|c| c.id.clone()).collect(),
+            ))
+        }
+    }
+
+    fn request(&self, input: Vec<Item>, previous: Option<String>) -> CreateResponseRequest {
+        let a = &self.agent.inner;
+        let tools: Vec<_> = a
+            .registry
+            .tools()
+            .iter()
+            .map(|t| t.function_tool())
+            .collect();
+        CreateResponseRequest {
+            model: Some(a.model.clone()),
+            input: Some(Input::Items(input)),
+            previous_response_id: previous,
+            instructions: a.system_prompt.clone(),
+            tools: (!tools.is_empty()).then_some(tools),
+            temperature: a.temperature,
+            max_output_tokens: a.max_output_tokens,
+            parallel_tool_calls: a.parallel_tool_calls,
+            stream: Some(true),
+            store: Some(true),
+            ..CreateResponseRequest::default()
+        }
+    }
+
+    /// Prepares and spawns one engine run. `sent_results` queued results are
+    /// part of `input` and leave the queue once the engine accepted them.
+    async fn start(
+        &self,
+        active: &mut Option<ActiveRun>,
+        input: Vec<Item>,
+        sent_results: usize,
+    ) -> Result<(), SdkError> {
+        let previous = self.state().last_response_id.clone();
+        let prepared = self.engine.prepare(self.request(input, previous)).await?;
+        let (tx, rx) = mpsc::channel(SIGNAL_BUFFER);
+        let cancel = CancellationToken::new();
+        let replay = {
+            let mut st = self.state();
+            let n = sent_results.min(st.results.len());
+            st.results.drain(..n);
+            st.cancel = Some(cancel.clone());
+            std::mem::take(&mut st.replay)
+        };
+        self.policy.begin_run(tx.clone(), replay);
+        let engine = self.engine.clone();
+        let link = RunLinkGuard(Some(self.policy.clone()));
+        let task = tokio::spawn(async move {
+            let mut sink = SignalSink(tx);
+            let outcome = engine.run(prepared, &mut sink, cancel).await;
+            (outcome, link.finish())
+        });
+        let a = &self.agent.inner;
+        *active = Some(ActiveRun {
+            rx,
+            task: Some(task),
+            conv: Converter::new(
+                a.registry.clone(),
+                a.auto_execute_tools,
+                a.hooks.gates_tools(),
+                a.max_tool_iterations,
+            ),
+            queue: VecDeque::new(),
+            finished: false,
+        });
+        Ok(())
+    }
+
+    async fn next_block(&self) -> Option<Block> {
+        let mut guard = self.active.lock().await;
+        let run = guard.as_mut()?;
+        loop {
+            if let Some(b) = run.queue.pop_front() {
+                return Some(b);
+            }
+            if run.finished {
+                return None;
+            }
+            self.step(run).await;
+        }
+    }
+
+    /// Processes the next signal of a run, or finishes it.
+    async fn step(&self, run: &mut ActiveRun) {
+        match run.rx.recv().await {
+            Some(signal) => {
+                let mut st = self.state();
+                run.conv.on_signal(signal, &mut st, &mut run.queue);
+            }
+            None => {
+                let result = match run.task.as_mut() {
+                    Some(task) => task.await.map_err(|e| e.to_string()),
+                    None => Err("the run was already finished".to_owned()),
+                };
+                run.task = None;
+                let mut st = self.state();
+                run.conv.finish(result, &mut st, &mut run.queue);
+                run.finished = true;
+            }
+        }
+    }
+
+    /// Lets the current run end (unread blocks are dropped) so the next one
+    /// can start from its stored response.
+    async fn settle(&self, active: &mut Option<ActiveRun>) {
+        if let Some(run) = active.as_mut() {
+            while !run.finished {
+                self.step(run).await;
+            }
+        }
+        *active = None;
+    }
+}
+
+impl Drop for Client {
+    /// A run still going is cancelled: nobody can read it any more.
+    fn drop(&mut self) {
+        if let Some(c) = &self.state().cancel {
+            c.cancel();
+        }
+    }
+}
+
+/// The blocks of the current run ([`Client::receive`]): a `Stream` (and
+/// `Unpin`, so `while let Some(b) = stream.next().await` just works).
+pub struct BlockStream<'a> {
+    inner: Pin<Box<dyn Stream<Item = Block> + Send + 'a>>,
+}
+
+impl Stream for BlockStream<'_> {
+    type Item = Block;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Block>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+impl std::fmt::Debug for BlockStream<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BlockStream")
+    }
+}
+
+/// The engine's events into the client's signal channel.
+struct SignalSink(mpsc::Sender<Signal>);
+
+#[async_trait::async_trait]
+impl EventSink for SignalSink {
+    fn wants_events(&self) -> bool {
+        true
+    }
+
+    async fn send(&mut self, event: StreamEvent) -> Result<(), SinkClosed> {
+        self.0
+            .send(Signal::Event(event))
+            .await
+            .map_err(|_| SinkClosed)
+    }
+}
+
+/// Disconnects the policy from the run however the task ends (a panic
+/// included), so the signal channel closes.
+struct RunLinkGuard(Option<Arc<HookPolicy>>);
+
+impl RunLinkGuard {
+    fn finish(mut self) -> HashMap<String, CallDecision> {
+        self.0.take().map(|p| p.end_run()).unwrap_or_default()
+    }
+}
+
+impl Drop for RunLinkGuard {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            p.end_run();
+        }
+    }
+}
+
+/// Turns one run's signals into blocks and history entries.
+struct Converter {
+    registry: Arc<ToolRegistry>,
+    auto: bool,
+    /// A `PreToolUse` hook may block or rewrite calls: a `ToolUse` waits
+    /// for the verdict. Without one, it is yielded as soon as the call is
+    /// complete.
+    gated: bool,
+    limit: u32,
+    /// Calls whose `ToolUse` waits for the `PreToolUse` verdict (it may
+    /// rewrite the input), in model order.
+    held: VecDeque<FunctionCall>,
+    verdicts: HashMap<String, Verdict>,
+    turns: u32,
+    tool_calls: u32,
+}
+
+impl Converter {
+    fn new(registry: Arc<ToolRegistry>, auto: bool, gated: bool, limit: u32) -> Converter {
+        Converter {
+            registry,
+            auto,
+            gated,
+            limit,
+            held: VecDeque::new(),
+            verdicts: HashMap::new(),
+            turns: 0,
+            tool_calls: 0,
+        }
+    }
+
+    fn on_signal(&mut self, signal: Signal, st: &mut State, out: &mut VecDeque<Block>) {
+        match signal {
+            Signal::TurnStarted => {
+                self.flush(st, out);
+                self.turns += 1;
+            }
+            Signal::Decided { call_id, decision } => {
+                self.verdicts.insert(call_id, decision);
+                self.release(st, out);
+            }
+            Signal::Event(ev) => self.on_event(ev.data, st, out),
+        }
+    }
+
+    fn on_event(&mut self, data: EventData, st: &mut State, out: &mut VecDeque<Block>) {
+        match data {
+            EventData::OutputTextDelta { delta, .. } | EventData::RefusalDelta { delta, .. } => {
+                self.flush(st, out);
+                out.push_back(Block::Text(delta));
+            }
+            EventData::ReasoningDelta { delta, .. } => {
+                self.flush(st, out);
+                out.push_back(Block::Reasoning(delta));
+            }
+            EventData::OutputItemDone { item, .. } => match item {
+                Item::Message(m) if m.role == Role::Assistant => {
+                    self.flush(st, out);
+                    let text = m.content.joined_text();
+                    match st.history.last_mut() {
+                        Some(Message::Assistant {
+                            content,
+                            tool_calls,
+                        }) if tool_calls.is_empty() => content.push_str(&text),
+                        _ => st.history.push(Message::Assistant {
+                            content: text,
+                            tool_calls: Vec::new(),
+                        }),
+                    }
+                }
+                Item::FunctionCall(c) => {
+                    self.tool_calls += 1;
+                    st.names.insert(c.call_id.clone(), c.name.clone());
+                    let call = ToolUse {
+                        id: c.call_id.clone(),
+                        name: c.name.clone(),
+                        input: arguments_value(&c.arguments),
+                    };
+                    match st.history.last_mut() {
+                        Some(Message::Assistant { tool_calls, .. }) => tool_calls.push(call),
+                        _ => st.history.push(Message::Assistant {
+                            content: String::new(),
+                            tool_calls: vec![call],
+                        }),
+                    }
+                    self.held.push_back(c);
+                    self.release(st, out);
+                }
+                Item::FunctionCallOutput(o) => {
+                    self.flush(st, out);
+                    let name = st.names.get(&o.call_id).cloned().unwrap_or_default();
+                    let content = output_text(&o.output);
+                    let is_error = o.is_error == Some(true);
+                    st.history.push(Message::ToolResult {
+                        call_id: o.call_id.clone(),
+                        name: name.clone(),
+                        content: content.clone(),
+                        is_error,
+                    });
+                    if st.reported.remove(&o.call_id) {
+                        return;
+                    }
+                    out.push_back(if is_error {
+                        let kind = if self.registry.contains(&name) {
+                            ToolErrorKind::Failed
+                        } else {
+                            ToolErrorKind::UnknownTool
+                        };
+                        Block::ToolUseError {
+                            id: o.call_id,
+                            name,
+                            error: content,
+                            kind,
+                        }
+                    } else {
+                        Block::ToolResult {
+                            id: o.call_id,
+                            name,
+                            content,
+                        }
+                    });
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    /// Yields the held calls whose verdict is known (unknown tools get none,
+    /// and none is awaited without `PreToolUse` hooks).
+    fn release(&mut self, st: &mut State, out: &mut VecDeque<Block>) {
+        while let Some(front) = self.held.front() {
+            let ready = !self.gated
+                || self.verdicts.contains_key(&front.call_id)
+                || !self.registry.contains(&front.name);
+            if !ready {
+                break;
+            }
+            if let Some(c) = self.held.pop_front() {
+                self.emit(c, st, out);
+            }
+        }
+    }
+
+    fn flush(&mut self, st: &mut State, out: &mut VecDeque<Block>) {
+        while let Some(c) = self.held.pop_front() {
+            self.emit(c, st, out);
+        }
+    }
+
+    fn emit(&mut self, c: FunctionCall, st: &mut State, out: &mut VecDeque<Block>) {
+        let verdict = self.verdicts.get(&c.call_id);
+        let input = match verdict {
+            Some(Verdict::Rewrite(v)) => v.clone(),
+            _ => arguments_value(&c.arguments),
+        };
+        let call = ToolUse {
+            id: c.call_id.clone(),
+            name: c.name.clone(),
+            input,
+        };
+        out.push_back(Block::ToolUse(call.clone()));
+        let error = if !self.registry.contains(&c.name) {
+            Some((
+                format!("Unknown tool: {}", c.name),
+                ToolErrorKind::UnknownTool,
+            ))
+        } else if let Some(Verdict::Block(reason)) = verdict {
+            Some((format!("Blocked: {reason}"), ToolErrorKind::Blocked))
+        } else {
+            None
+        };
+        match error {
+            Some((error, kind)) => {
+                st.reported.insert(c.call_id.clone());
+                out.push_back(Block::ToolUseError {
+                    id: c.call_id,
+                    name: c.name,
+                    error,
+                    kind,
+                });
+            }
+            None if !self.auto => st.pending.push(call),
+            None => {}
+        }
+    }
+
+    /// The run ended: record it and yield `Done`.
+    fn finish(
+        &mut self,
+        result: Result<RunResult, String>,
+        st: &mut State,
+        out: &mut VecDeque<Block>,
+    ) {
+        self.flush(st, out);
+        st.cancel = None;
+        let (outcome, decided) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                st.pending.clear();
+                out.push_back(Block::Done {
+                    termination: Termination::Failed {
+                        code: "aborted".into(),
+                        message: format!("the run ended abnormally: {e}"),
+                    },
+                    usage: Default::default(),
+                    turns: self.turns,
+                    tool_calls: self.tool_calls,
+                    response_id: String::new(),
+                });
+                return;
+            }
+        };
+        let response = outcome.response;
+        let termination = termination(&response, outcome.failure.as_ref(), self.limit);
+        if let Termination::MaxIterations { limit } = termination {
+            tracing::warn!(
+                limit,
+                "hit max_tool_iterations ({limit}); raise it if this is expected"
+            );
+        }
+        // Calls without an output stay open in the stored response; a
+        // continuation re-checks them with the same verdicts.
+        let answered: HashSet<&str> = response
+            .output
+            .iter()
+            .filter_map(|i| match i {
+                Item::FunctionCallOutput(o) => Some(o.call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        st.replay = decided
+            .into_iter()
+            .filter(|(id, _)| !answered.contains(id.as_str()))
+            .collect();
+        if termination != Termination::AwaitingToolResults {
+            // Nothing waits for the caller after a failure or interrupt.
+            st.pending.clear();
+        }
+        if response.store {
+            st.last_response_id = Some(response.id.clone());
+        }
+        out.push_back(Block::Done {
+            termination,
+            usage: response.usage.unwrap_or_default(),
+            turns: self.turns,
+            tool_calls: self.tool_calls,
+            response_id: response.id.clone(),
+        });
+        st.last_response = Some(response);
+    }
+}
+
+fn termination(r: &ResponseResource, failure: Option<&RunFailure>, limit: u32) -> Termination {
+    let reason = r.incomplete_details.as_ref().map(|d| d.reason.clone());
+    match r.status {
+        ResponseStatus::Completed => match reason {
+            Some(reason) => Termination::Incomplete { reason },
+            None => Termination::Completed,
+        },
+        ResponseStatus::RequiresAction => Termination::AwaitingToolResults,
+        ResponseStatus::Incomplete => match reason.as_deref() {
+            Some("max_turns") => Termination::MaxIterations { limit },
+            _ => Termination::Incomplete {
+                reason: reason.unwrap_or_default(),
+            },
+        },
+        ResponseStatus::Cancelled => Termination::Interrupted,
+        ResponseStatus::Failed | ResponseStatus::Queued | ResponseStatus::InProgress => {
+            let (code, message) = match (&r.error, failure) {
+                (Some(e), _) => (e.code.clone(), e.message.clone()),
+                (None, Some(f)) => (f.code.clone(), f.message.clone()),
+                (None, None) => ("failed".into(), format!("run ended {:?}", r.status)),
+            };
+            Termination::Failed { code, message }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! Errors of the SDK: building an agent, and calls the client refuses.
+
+use windlass_engine::{EngineError, ProviderError};
+
+/// Why [`AgentBuilder::build`](super::AgentBuilder::build) refused the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Two tools share a name (seed 002: the registry is checked once, at build).
+    #[error("Duplicate tool name: {0}")]
+    DuplicateTool(String),
+    #[error("Invalid tool name '{0}': use letters, digits, '_' or '-', at most 64 characters")]
+    InvalidToolName(String),
+    #[error("no model: call .model(\"...\")")]
+    MissingModel,
+    #[error("no upstream: call .base_url(\"http://host:port/v1\") or .provider(..)")]
+    MissingUpstream,
+    #[error("max_tool_iterations must be at least 1")]
+    ZeroIterations,
+    #[error("upstream: {0}")]
+    Provider(#[from] ProviderError),
+}
+
+/// Why a [`Client`](super::Client) call was refused. Nothing was sent to the
+/// model and the conversation is unchanged.
+#[derive(Debug, thiserror::Error)]
+pub enum SdkError {
+    /// A `UserPromptSubmit` hook blocked the prompt.
+    #[error("prompt blocked: {reason}")]
+    PromptBlocked { reason: String },
+    /// The engine refused the request (bad parameters, unknown call id, ...).
+    #[error("request refused: {0}")]
+    Request(#[from] EngineError),
+    /// `add_tool_result` for a call that is not waiting for a result.
+    #[error("no pending tool call with id '{0}'")]
+    UnknownToolCall(String),
+    /// A new turn was asked for while tool calls still wait for results
+    /// (manual mode): answer them with `add_tool_result` first.
+    #[error("tool calls still waiting for results: {}", .0.join(", "))]
+    UnansweredToolCalls(Vec<String>),
+    /// `continue_turn` before any `query`.
+    #[error("nothing to continue: call query() first")]
+    NothingToContinue,
+    /// The engine task ended abnormally (a panic in a tool or hook).
+    #[error("the run ended abnormally: {0}")]
+    Aborted(String),
+}

@@ -1,0 +1,148 @@
+//! `windlass run` (the binary) against the scripted upstream.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use windlass_testkit::{FakeUpstream, Reply};
+
+/// Runs the binary off the async runtime (the fake upstream keeps serving).
+async fn windlass(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_windlass"))
+            .args(&args)
+            .env_remove("WINDLASS_UPSTREAM_URL")
+            .env_remove("WINDLASS_MODEL")
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("run the windlass binary")
+    })
+    .await
+    .unwrap()
+}
+
+fn args(up: &FakeUpstream, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = vec!["run".into()];
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a.extend([
+        "--upstream".into(),
+        up.base_url(),
+        "--model".into(),
+        "m".into(),
+    ]);
+    a
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn run_streams_the_answer_and_ends_with_a_summary() {
+    let up = FakeUpstream::start().await;
+    up.push(Reply::text("Paris is the capital of France.").usage(12, 7));
+    let out = windlass(args(
+        &up,
+        &["What is the capital of France?", "--system", "Be brief."],
+    ))
+    .await;
+    let text = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("Paris is the capital of France."), "{text}");
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with("1 turn, 0 tool calls, 19 tokens (12 in, 7 out), ") && last.ends_with('s'),
+        "{last}"
+    );
+    // Piped output is plain: no escape codes.
+    assert!(!text.contains('\x1b'), "{text:?}");
+    let req = up.last_request().unwrap();
+    assert_eq!(req["model"], "m");
+    assert_eq!(req["messages"][0]["content"], "Be brief.");
+    assert_eq!(
+        req["messages"][1]["content"],
+        "What is the capital of France?"
+    );
+}
+
+#[tokio::test]
+async fn run_shows_tool_calls_and_their_results() {
+    let up = FakeUpstream::start().await;
+    // `windlass run` has no tools yet (MCP comes later): the call is unknown,
+    // shown, and fed back as an error.
+    up.push(Reply::tool_call("get_weather", r#"{"city":"Paris"}"#));
+    up.push(Reply::text("I cannot check the weather."));
+    let out = windlass(args(&up, &["Weather in Paris?"])).await;
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], r#"[tool] get_weather {"city":"Paris"}"#, "{text}");
+    assert_eq!(lines[1], "[error] Unknown tool: get_weather");
+    assert!(text.contains("I cannot check the weather."));
+    assert!(
+        lines.last().unwrap().starts_with("2 turns, 1 tool call, "),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn run_json_prints_the_final_response() {
+    let up = FakeUpstream::start().await;
+    up.push(Reply::text("42"));
+    let out = windlass(args(&up, &["--json", "answer?"])).await;
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+    assert_eq!(v["object"], "response");
+    assert_eq!(v["status"], "completed");
+    assert_eq!(v["output"][0]["content"][0]["text"], "42");
+}
+
+#[tokio::test]
+async fn run_stops_at_max_turns_and_says_so() {
+    let up = FakeUpstream::start().await;
+    up.set_default(Reply::tool_call("loop", "{}"));
+    let out = windlass(args(&up, &["loop", "--max-turns", "2"])).await;
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(up.request_count(), 2);
+    assert!(
+        text.lines().last().unwrap().contains("2-turn limit"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn run_reports_failures_and_missing_settings() {
+    let up = FakeUpstream::start().await;
+    up.push(Reply::error(400, "no such model"));
+    let out = windlass(args(&up, &["hi"])).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such model"));
+
+    let out = windlass(vec!["run".into(), "hi".into()]).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--upstream"));
+}
+
+#[tokio::test]
+async fn run_picks_the_upstream_model_when_none_is_given() {
+    let up = FakeUpstream::start().await;
+    up.set_models(vec!["qwen2.5-1.5b".into()]);
+    up.push(Reply::text("hello"));
+    let out = windlass(vec![
+        "run".into(),
+        "hi".into(),
+        "--upstream".into(),
+        up.base_url(),
+    ])
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(up.last_request().unwrap()["model"], "qwen2.5-1.5b");
+}
