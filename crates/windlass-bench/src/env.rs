@@ -1,0 +1,175 @@
+//! The bench environment: one fake upstream, and Windlass in front of it on
+//! its own tokio runtime (threads named `windlass-rt*`) with a temp SQLite file.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use windlass_engine::{ClientFunctions, Engine, EngineConfig, ResponseStore};
+use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
+use windlass_server::{AppState, ServerConfig};
+use windlass_store::SqliteStore;
+use windlass_testkit::{FakeUpstream, MockBehavior, MockExecutor};
+
+use crate::Settings;
+
+/// Name of the server-side tool of the agentic-loop scenario.
+pub const TOOL_NAME: &str = "bench_sleep";
+
+/// Long enough never to fire during a run (idle streams stay open for seconds).
+const PROVIDER_TIMEOUT: Duration = Duration::from_secs(3600);
+
+pub struct Bench {
+    pub upstream: FakeUpstream,
+    /// The load generator's HTTP client (big pool, no proxy, TCP_NODELAY).
+    pub client: reqwest::Client,
+    /// `POST` URL of the upstream's chat completions (the direct path).
+    pub direct_url: Arc<str>,
+    /// `POST` URL of Windlass's `/v1/responses`.
+    pub windlass_url: Arc<str>,
+    pub store: Arc<SqliteStore>,
+    /// The runtime Windlass runs on.
+    pub wl: Handle,
+    db: PathBuf,
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<()>>,
+}
+
+fn temp_db() -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    std::env::temp_dir().join(format!(
+        "windlass-bench-{}-{nanos:x}.db",
+        std::process::id()
+    ))
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(8192)
+        .pool_idle_timeout(Duration::from_secs(300))
+        .build()
+        .expect("reqwest client")
+}
+
+impl Bench {
+    /// Starts the fake upstream on the current (client) runtime and Windlass
+    /// on `wl`.
+    pub async fn start(s: &Settings, wl: Handle) -> Result<Bench, String> {
+        let upstream = FakeUpstream::start().await;
+        upstream.set_record_requests(false);
+        let db = temp_db();
+        let db_str = db.to_str().ok_or("temp path is not UTF-8")?.to_owned();
+        let mut pcfg = ChatProviderConfig::new(upstream.base_url());
+        pcfg.max_retries = 0;
+        pcfg.first_byte_timeout = PROVIDER_TIMEOUT;
+        pcfg.idle_timeout = PROVIDER_TIMEOUT;
+        let engine_cfg = EngineConfig {
+            // The loop scenario: the upstream always answers with tool calls,
+            // so every loop is exactly `turns` model turns, each followed by
+            // its tool calls, then `incomplete` / `max_turns`.
+            max_agentic_turns: s.turns,
+            tool_concurrency: s.tool_calls.max(1),
+            ..EngineConfig::default()
+        };
+        let mock = MockExecutor::new().tool(
+            TOOL_NAME,
+            MockBehavior::Sleep(s.tool_time, "tool result".to_owned()),
+        );
+        let (stop, stopped) = oneshot::channel::<()>();
+        let nodelay = s.windlass_nodelay;
+        let built = wl
+            .spawn(async move {
+                let provider = Arc::new(
+                    ChatCompletionsProvider::new(pcfg).map_err(|e| format!("provider: {e}"))?,
+                );
+                let store = Arc::new(
+                    SqliteStore::open(&db_str)
+                        .await
+                        .map_err(|e| format!("sqlite store: {e}"))?,
+                );
+                let dyn_store: Arc<dyn ResponseStore> = store.clone();
+                let engine = Engine::builder(provider, dyn_store)
+                    .config(engine_cfg)
+                    .executor(mock.arc())
+                    .executor(Arc::new(ClientFunctions))
+                    .build();
+                let state = AppState::new(engine, ServerConfig::default());
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .map_err(|e| format!("bind: {e}"))?;
+                let addr: SocketAddr = listener.local_addr().map_err(|e| e.to_string())?;
+                let server = if nodelay {
+                    // Diagnostic only (`--windlass-nodelay`): what
+                    // `windlass_server::serve` does, plus TCP_NODELAY on
+                    // every accepted socket.
+                    tokio::spawn(async move {
+                        use axum::serve::ListenerExt as _;
+                        let listener = listener.tap_io(|tcp| {
+                            let _ = tcp.set_nodelay(true);
+                        });
+                        let inflight = state.inflight.clone();
+                        let app = windlass_server::router(state);
+                        let shutdown = async move {
+                            let _ = stopped.await;
+                            inflight.cancel_all();
+                        };
+                        if let Err(e) = axum::serve(listener, app)
+                            .with_graceful_shutdown(shutdown)
+                            .await
+                        {
+                            eprintln!("windlass-bench: windlass server stopped: {e}");
+                        }
+                    })
+                } else {
+                    tokio::spawn(async move {
+                        let shutdown = async {
+                            let _ = stopped.await;
+                        };
+                        if let Err(e) = windlass_server::serve(listener, state, shutdown).await {
+                            eprintln!("windlass-bench: windlass server stopped: {e}");
+                        }
+                    })
+                };
+                Ok::<_, String>((store, addr, server))
+            })
+            .await
+            .map_err(|e| format!("windlass start task: {e}"))?;
+        let (store, addr, server) = built?;
+        Ok(Bench {
+            direct_url: format!("{}/chat/completions", upstream.base_url()).into(),
+            windlass_url: format!("http://{addr}/v1/responses").into(),
+            upstream,
+            client: client(),
+            store,
+            wl,
+            db,
+            stop: Some(stop),
+            server: Some(server),
+        })
+    }
+
+    /// Stops Windlass and the upstream, removes the SQLite files.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.server.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+        }
+        self.upstream.clone().shutdown().await;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = self.db.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}

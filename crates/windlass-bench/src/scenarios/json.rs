@@ -1,0 +1,117 @@
+//! Stored non-streaming request, one turn: the added latency and the CPU
+//! Windlass spends per request.
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+use windlass_testkit::Reply;
+
+use super::{alternate, latency_rows, requests, Outcome};
+use crate::env::Bench;
+use crate::load::post_json;
+use crate::report::Row;
+use crate::Settings;
+
+pub const MODEL: &str = "fake-model";
+const PROMPT: &str = "Say hello to the benchmark.";
+const ANSWER: &str = "Hello! This is a short answer from the fake upstream model.";
+
+/// Sends one request through Windlass and checks the response is what the
+/// scenario expects (so a broken setup fails loudly instead of timing errors).
+pub async fn check_windlass(bench: &Bench, body: &Value) -> Result<Value, String> {
+    let resp = bench
+        .client
+        .post(&*bench.windlass_url)
+        .json(body)
+        .send()
+        .await
+        .map_err(|e| format!("windlass request: {e}"))?;
+    let status = resp.status();
+    let text = resp.text().await.map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(format!("windlass answered {status}: {text}"));
+    }
+    serde_json::from_str(&text).map_err(|e| format!("windlass body: {e}: {text}"))
+}
+
+pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+    bench
+        .upstream
+        .set_default(Reply::text(ANSWER).first_byte_delay(s.upstream_delay));
+
+    let wl_body = json!({"model": MODEL, "input": PROMPT, "store": s.store});
+    let checked = check_windlass(bench, &wl_body).await?;
+    if checked["status"] != "completed" {
+        return Err(format!("unexpected windlass response: {checked}"));
+    }
+    let direct_body = json!({"model": MODEL, "messages": [{"role": "user", "content": PROMPT}]});
+
+    let (client, url, body) = (
+        bench.client.clone(),
+        bench.direct_url.clone(),
+        Bytes::from(direct_body.to_string()),
+    );
+    let direct = move || post_json(client.clone(), url.clone(), body.clone());
+    let (client, url, body) = (
+        bench.client.clone(),
+        bench.windlass_url.clone(),
+        Bytes::from(wl_body.to_string()),
+    );
+    let windlass = move || post_json(client.clone(), url.clone(), body.clone());
+
+    let r = alternate("json", s, s.concurrency, s.duration, direct, windlass).await?;
+
+    // The persistence step alone, one at a time, on an idle server.
+    let stored = check_windlass(
+        bench,
+        &json!({"model": MODEL, "input": PROMPT, "store": true}),
+    )
+    .await?;
+    let template = stored["id"].as_str().ok_or("response without id")?;
+    let save = super::chain::save_times(bench, template, s.load_context_iters).await?;
+
+    let (p50, p99) = latency_rows("json", "latency", &r, |x| x.total_ms);
+    let cpu_sub = r.cpu_subtraction_us(requests);
+    let cpu_thr = r.cpu_threads_us(requests);
+    let rows = vec![
+        p50.target_max(0.5),
+        p99.target_max(3.0),
+        Row::side_by_side("json", "throughput", "req/s", r.rate(false), r.rate(true)),
+        Row::side_by_side(
+            "json",
+            "errors",
+            "count",
+            r.errors(false) as f64,
+            r.errors(true) as f64,
+        ),
+        Row::overhead("json", "Windlass CPU/request (subtraction)", "us", cpu_sub)
+            .target_max(200.0),
+        Row::overhead("json", "Windlass CPU/request (its threads)", "us", cpu_thr),
+        Row::overhead(
+            "json",
+            "  of which SQLite threads",
+            "us",
+            r.cpu_sqlite_us(requests),
+        ),
+        Row::value("json", "store.save p50 (direct call, idle)", "ms", save.p50),
+        Row::value("json", "store.save p99 (direct call, idle)", "ms", save.p99),
+        Row::overhead(
+            "json",
+            "Windlass context switches/request",
+            "count",
+            r.switches_per(requests),
+        ),
+    ];
+    let details = json!({
+        "upstream_ms": s.upstream_delay.as_secs_f64() * 1000.0,
+        "concurrency": s.concurrency,
+        "latency_ms": {
+            "direct": r.pooled(false, |x| x.total_ms),
+            "windlass": r.pooled(true, |x| x.total_ms),
+        },
+        "cpu_us_per_request": {"subtraction": cpu_sub, "windlass_threads": cpu_thr},
+        "store_save_ms": save,
+        "windlass_threads_cpu_during_direct_ms": r.idle_windlass_cpu_ms(),
+        "rounds": r.details(),
+    });
+    Ok((rows, details))
+}
