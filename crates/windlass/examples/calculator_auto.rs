@@ -12,46 +12,16 @@
 //! ```
 
 use futures::StreamExt;
-use serde::Deserialize;
-use windlass::sdk::{Agent, Block, Client, Termination, Tool, ToolError};
+use windlass::sdk::{Agent, Block, Client, Termination};
 
-#[derive(Deserialize, schemars::JsonSchema)]
-struct Operands {
-    /// The first number.
-    a: f64,
-    /// The second number.
-    b: f64,
-}
+#[path = "common/calculator.rs"]
+mod calculator;
 
-/// add, subtract, multiply, divide; dividing by zero is a tool error the
-/// model is told about.
-fn calculator_tools() -> Vec<Tool> {
-    vec![
-        Tool::new("add", "Add two numbers", |o: Operands| async move {
-            Ok::<_, ToolError>(o.a + o.b)
-        }),
-        Tool::new("subtract", "Subtract b from a", |o: Operands| async move {
-            Ok::<_, ToolError>(o.a - o.b)
-        }),
-        Tool::new(
-            "multiply",
-            "Multiply two numbers",
-            |o: Operands| async move { Ok::<_, ToolError>(o.a * o.b) },
-        ),
-        Tool::new("divide", "Divide a by b", |o: Operands| async move {
-            if o.b == 0.0 {
-                return Err(ToolError::new("Cannot divide by zero"));
-            }
-            Ok(o.a / o.b)
-        }),
-    ]
-}
+use calculator::{calculator_tools, upstream_and_model};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let url = std::env::var("WINDLASS_UPSTREAM_URL")
-        .unwrap_or_else(|_| "http://127.0.0.1:8081/v1".into());
-    let model = std::env::var("WINDLASS_MODEL").unwrap_or_else(|_| "qwen2.5-1.5b".into());
+    let (url, model) = upstream_and_model();
     let agent = Agent::builder()
         .model(model)
         .base_url(url)
