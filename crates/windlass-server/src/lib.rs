@@ -87,8 +87,16 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
     let inflight = state.inflight.clone();
     let app = router(state);
+    // Small SSE frames must leave at once: without TCP_NODELAY, Nagle holds
+    // the first event until the client's delayed ACK (~40 ms, BENCHMARKS.md).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;

@@ -46,7 +46,7 @@ pub struct ListQuery {
     limit: Option<usize>,
     order: Option<String>,
     #[serde(rename = "include[]", default)]
-    _include: Option<String>,
+    include_list: Option<String>,
     #[serde(default)]
     include: Option<String>,
 }
@@ -57,7 +57,14 @@ pub async fn input_items(
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
-    let _ = q.include;
+    // No extra data (image URLs, logprobs) is kept for input items, so an
+    // `include` cannot be honoured: refuse it rather than ignore it.
+    if let Some(value) = q.include.as_ref().or(q.include_list.as_ref()) {
+        return Err(ApiError::invalid(format!(
+            "include value '{value}' is not supported for input items"
+        ))
+        .param("include"));
+    }
     let limit = q.limit.unwrap_or(20);
     if !(1..=100).contains(&limit) {
         return Err(ApiError::invalid("limit must be between 1 and 100").param("limit"));
