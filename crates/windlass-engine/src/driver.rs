@@ -1,10 +1,11 @@
 //! `Engine::run`: the one agent loop every surface drives.
 
+use std::collections::HashSet;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn, Instrument};
-use windlass_protocol::{EventData, ResponseStatus, Usage};
+use windlass_protocol::{EventData, Item, McpCallStatus, ResponseStatus, Usage};
 
 use crate::config::ClientToolsStatus;
 use crate::emitter::Emitter;
@@ -19,6 +20,7 @@ use crate::ports::tools::{ToolCall, ToolContext};
 use crate::prepare::PreparedRun;
 use crate::state::{
     decide_next_action, Disposition, Finish, Interrupt, LoopState, NextAction, PendingCall, Phase,
+    Runner,
 };
 use crate::tooling::CallOwner;
 use crate::turn::{run_turn, TurnError};
@@ -78,112 +80,122 @@ impl Engine {
             run.single_shot,
         );
         if !run.single_shot {
-            let calls = run.pending.iter().map(|c| ToolCall {
-                call_id: c.call_id.clone(),
-                name: c.name.clone(),
-                arguments: c.arguments.clone(),
-            });
-            state.pending = self.classify(&run, calls, 0).await;
+            let calls = run.pending.clone().into_iter();
+            state.pending = self.classify(&run, calls, &HashSet::new(), 0).await;
         }
         let mut usage: Option<Usage> = None;
+        let mut run = run;
+        let mut paused = false;
 
-        let ending = loop {
-            if cancel.is_cancelled() {
-                break Ending::Cancelled;
-            }
-            match decide_next_action(&state) {
-                NextAction::CallModel => {
-                    if let Some(stop) = self.turn_gate(&run, &state, started).await {
-                        state.stop = Some(stop);
-                        continue;
-                    }
-                    let turn = state.turns;
-                    let request = crate::upstream::model_request(
-                        &run,
-                        &out.response.output,
-                        turn,
-                        upstream_stream,
-                    );
-                    let turn_span = tracing::info_span!("model_turn", turn);
-                    let turn_started = Instant::now();
-                    let stream = tokio::select! {
-                        biased;
-                        _ = cancel.cancelled() => break Ending::Cancelled,
-                        s = inner.provider.start(request).instrument(turn_span.clone()) => s,
-                    };
-                    let stream = match stream {
-                        Ok(s) => s,
-                        Err(e) => break provider_failure(&e),
-                    };
-                    let (result, _) = run_turn(&mut out, stream, &cancel)
-                        .instrument(turn_span.clone())
-                        .await;
-                    state.turns += 1;
-                    let outcome = match result {
-                        Ok(o) => o,
-                        Err(TurnError::Cancelled) => break Ending::Cancelled,
-                        Err(TurnError::Provider(e)) => break provider_failure(&e),
-                    };
-                    turn_span.in_scope(|| {
-                        info!(
-                            duration_ms = turn_started.elapsed().as_secs_f64() * 1000.0,
-                            tool_calls = outcome.calls.len(),
-                            "model turn done"
-                        )
-                    });
-                    if let Some(u) = outcome.usage {
-                        usage.get_or_insert_with(Usage::default).add(&u);
-                    }
-                    state.last_finish = outcome.finish;
-                    state.pending = if run.single_shot {
-                        outcome
-                            .calls
-                            .into_iter()
-                            .map(|call| PendingCall {
-                                call,
-                                disposition: Disposition::Client,
-                            })
-                            .collect()
-                    } else {
-                        self.classify(&run, outcome.calls.into_iter(), state.turns)
+        let listed =
+            crate::mcp::listing::list_new_servers(inner, &mut run, &mut out, &cancel).await;
+        let ending = if let Err(ending) = listed {
+            ending
+        } else {
+            loop {
+                if cancel.is_cancelled() {
+                    break Ending::Cancelled;
+                }
+                match decide_next_action(&state) {
+                    NextAction::CallModel => {
+                        if let Some(stop) = self.turn_gate(&run, &state, started).await {
+                            state.stop = Some(stop);
+                            continue;
+                        }
+                        let turn = state.turns;
+                        let request = crate::upstream::model_request(
+                            &run,
+                            &out.response.output,
+                            turn,
+                            upstream_stream,
+                        );
+                        let turn_span = tracing::info_span!("model_turn", turn);
+                        let turn_started = Instant::now();
+                        let stream = tokio::select! {
+                            biased;
+                            _ = cancel.cancelled() => break Ending::Cancelled,
+                            s = inner.provider.start(request).instrument(turn_span.clone()) => s,
+                        };
+                        let stream = match stream {
+                            Ok(s) => s,
+                            Err(e) => break provider_failure(&e),
+                        };
+                        let (result, _) = run_turn(&mut out, stream, &run.tools, &cancel)
+                            .instrument(turn_span.clone())
+                            .await;
+                        state.turns += 1;
+                        let outcome = match result {
+                            Ok(o) => o,
+                            Err(TurnError::Cancelled) => break Ending::Cancelled,
+                            Err(TurnError::Provider(e)) => break provider_failure(&e),
+                        };
+                        turn_span.in_scope(|| {
+                            info!(
+                                duration_ms = turn_started.elapsed().as_secs_f64() * 1000.0,
+                                tool_calls = outcome.calls.len(),
+                                "model turn done"
+                            )
+                        });
+                        if let Some(u) = outcome.usage {
+                            usage.get_or_insert_with(Usage::default).add(&u);
+                        }
+                        state.last_finish = outcome.finish;
+                        state.pending = if run.single_shot {
+                            outcome
+                                .calls
+                                .into_iter()
+                                .map(|call| PendingCall {
+                                    call,
+                                    disposition: Disposition::Client,
+                                })
+                                .collect()
+                        } else {
+                            self.classify(
+                                &run,
+                                outcome.calls.into_iter(),
+                                &outcome.approvals,
+                                state.turns,
+                            )
                             .await
-                    };
-                    state.phase = Phase::AfterModel;
-                }
-                NextAction::ExecuteTools(plan) => {
-                    let planned: Vec<String> =
-                        plan.iter().map(|p| p.call.call_id.clone()).collect();
-                    let ctx = ToolContext {
-                        response_id: run.response.id.clone(),
-                        cancel: child(&cancel),
-                        turn: state.turns,
-                    };
-                    let sequential = run.request.parallel_tool_calls == Some(false);
-                    match execute_calls(inner, &mut out, plan, &ctx, sequential).await {
-                        Some(n) => state.executed_calls += n,
-                        None => break Ending::Cancelled,
+                        };
+                        state.phase = Phase::AfterModel;
                     }
-                    // What is left is either over the tool-call budget (server
-                    // calls) or a continuation's unanswered client calls, which
-                    // go to the model as they are (seed 000 edge case).
-                    state.pending.retain(|p| {
-                        !planned.contains(&p.call.call_id)
-                            && matches!(p.disposition, Disposition::Execute { .. })
-                    });
-                    state.phase = Phase::AfterTools;
+                    NextAction::ExecuteTools(plan) => {
+                        let planned: Vec<String> =
+                            plan.iter().map(|p| p.call.call_id.clone()).collect();
+                        let ctx = ToolContext {
+                            response_id: run.response.id.clone(),
+                            cancel: child(&cancel),
+                            turn: state.turns,
+                        };
+                        match execute_calls(inner, &run, &mut out, plan, &ctx).await {
+                            Some(n) => state.executed_calls += n,
+                            None => break Ending::Cancelled,
+                        }
+                        // What is left is either over the tool-call budget (server
+                        // calls) or a continuation's unanswered client calls, which
+                        // go to the model as they are (seed 000 edge case).
+                        state.pending.retain(|p| {
+                            !planned.contains(&p.call.call_id)
+                                && matches!(p.disposition, Disposition::Execute { .. })
+                        });
+                        state.phase = Phase::AfterTools;
+                    }
+                    NextAction::Interrupt(Interrupt::ClientCalls | Interrupt::Approval) => {
+                        paused = true;
+                        break match inner.config.client_tools_status {
+                            ClientToolsStatus::RequiresAction => Ending::Done(Finish {
+                                status: ResponseStatus::RequiresAction,
+                                incomplete_reason: None,
+                            }),
+                            ClientToolsStatus::Completed => Ending::Done(Finish::completed()),
+                        };
+                    }
+                    NextAction::Finish(f) => break Ending::Done(f),
                 }
-                NextAction::Interrupt(Interrupt::ClientCalls | Interrupt::Approval) => {
-                    break match inner.config.client_tools_status {
-                        ClientToolsStatus::RequiresAction => Ending::Done(Finish {
-                            status: ResponseStatus::RequiresAction,
-                            incomplete_reason: None,
-                        }),
-                        ClientToolsStatus::Completed => Ending::Done(Finish::completed()),
-                    };
-                }
-                NextAction::Finish(f) => break Ending::Done(f),
             }
         };
+        close_open_items(&mut out, paused).await;
         if let Some(timer) = deadline {
             timer.abort();
         }
@@ -233,6 +245,7 @@ impl Engine {
         &self,
         run: &PreparedRun,
         calls: impl Iterator<Item = ToolCall>,
+        approvals: &HashSet<String>,
         turn: u32,
     ) -> Vec<PendingCall> {
         let inner = &*self.inner;
@@ -244,7 +257,9 @@ impl Engine {
         let mut pending = Vec::new();
         for call in calls {
             let owner = run.tools.owner(&call.name, &inner.executors);
-            let disposition = if owner == CallOwner::Unknown {
+            let disposition = if let Some(reason) = run.mcp.denied.get(&call.call_id) {
+                Disposition::Reject(format!("Error: {reason}"))
+            } else if owner == CallOwner::Unknown {
                 Disposition::Reject(format!(
                     "Error: tool '{}' is not available in this request.",
                     call.name
@@ -262,6 +277,7 @@ impl Engine {
                         call.name
                     )),
                     CallDecision::RequireApproval => Disposition::Approval,
+                    _ if approvals.contains(&call.call_id) => Disposition::Approval,
                     decision => {
                         let arguments = match decision {
                             CallDecision::AllowWithArguments(a) => a,
@@ -269,7 +285,11 @@ impl Engine {
                         };
                         match owner {
                             CallOwner::Executor(executor) => Disposition::Execute {
-                                executor,
+                                runner: Runner::Executor(executor),
+                                arguments,
+                            },
+                            CallOwner::Mcp => Disposition::Execute {
+                                runner: Runner::Mcp,
                                 arguments,
                             },
                             _ => Disposition::Client,
@@ -280,6 +300,20 @@ impl Engine {
             pending.push(PendingCall { call, disposition });
         }
         pending
+    }
+}
+
+/// Closes what is still open when the loop stops: an `mcp_call` paused for
+/// the client stays `in_progress` (a continuation runs it); anything else
+/// was cut short.
+async fn close_open_items(out: &mut Emitter<'_>, paused: bool) {
+    for idx in out.open_items() {
+        if let Item::McpCall(c) = out.item_mut(idx) {
+            if !paused {
+                c.status = Some(McpCallStatus::Incomplete);
+            }
+        }
+        out.item_done(idx).await;
     }
 }
 

@@ -15,6 +15,8 @@ pub(crate) struct Emitter<'s> {
     seq: u64,
     cancel: CancellationToken,
     client_gone: bool,
+    /// Items announced but not yet done, in output order.
+    open: Vec<usize>,
 }
 
 impl<'s> Emitter<'s> {
@@ -31,6 +33,7 @@ impl<'s> Emitter<'s> {
             seq: 0,
             cancel,
             client_gone: false,
+            open: Vec::new(),
         }
     }
 
@@ -67,6 +70,7 @@ impl<'s> Emitter<'s> {
     /// Appends an item to the output and announces it; returns its index.
     pub async fn add_item(&mut self, item: Item) -> usize {
         let output_index = self.response.output.len();
+        self.open.push(output_index);
         if self.on() {
             let announced = item.clone();
             self.response.output.push(item);
@@ -83,6 +87,7 @@ impl<'s> Emitter<'s> {
 
     /// Announces that the item at `output_index` is final.
     pub async fn item_done(&mut self, output_index: usize) {
+        self.open.retain(|&i| i != output_index);
         if self.on() {
             let item = self.response.output[output_index].clone();
             self.emit(EventData::OutputItemDone { output_index, item })
@@ -95,6 +100,16 @@ impl<'s> Emitter<'s> {
         let idx = self.add_item(item).await;
         self.item_done(idx).await;
         idx
+    }
+
+    /// Whether the item was announced and is not done yet.
+    pub fn is_open(&self, output_index: usize) -> bool {
+        self.open.contains(&output_index)
+    }
+
+    /// Items still open, in output order.
+    pub fn open_items(&self) -> Vec<usize> {
+        self.open.clone()
     }
 
     pub fn item_mut(&mut self, output_index: usize) -> &mut Item {

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::config::EngineConfig;
+use crate::ports::mcp::McpHub;
 use crate::ports::policy::{AllowAll, Policy};
 use crate::ports::provider::ModelProvider;
 use crate::ports::store::ResponseStore;
@@ -18,6 +19,8 @@ pub(crate) struct EngineInner {
     pub provider: Arc<dyn ModelProvider>,
     pub store: Arc<dyn ResponseStore>,
     pub executors: Vec<Arc<dyn ToolExecutor>>,
+    /// MCP servers; `None`: `mcp` tools are refused.
+    pub mcp: Option<Arc<dyn McpHub>>,
     pub policy: Arc<dyn Policy>,
     pub config: EngineConfig,
 }
@@ -31,6 +34,7 @@ impl Engine {
             provider,
             store,
             executors: Vec::new(),
+            mcp: None,
             policy: Arc::new(AllowAll),
             config: EngineConfig::default(),
         }
@@ -54,11 +58,18 @@ pub struct EngineBuilder {
     provider: Arc<dyn ModelProvider>,
     store: Arc<dyn ResponseStore>,
     executors: Vec<Arc<dyn ToolExecutor>>,
+    mcp: Option<Arc<dyn McpHub>>,
     policy: Arc<dyn Policy>,
     config: EngineConfig,
 }
 
 impl EngineBuilder {
+    /// Enables `mcp` tools, run through `hub`.
+    pub fn mcp(mut self, hub: Arc<dyn McpHub>) -> Self {
+        self.mcp = Some(hub);
+        self
+    }
+
     /// Adds an executor; for each call the first one that accepts the tool wins.
     pub fn executor(mut self, executor: Arc<dyn ToolExecutor>) -> Self {
         self.executors.push(executor);
@@ -81,6 +92,7 @@ impl EngineBuilder {
                 provider: self.provider,
                 store: self.store,
                 executors: self.executors,
+                mcp: self.mcp,
                 policy: self.policy,
                 config: self.config,
             }),

@@ -1,6 +1,7 @@
 //! Running the server-owned calls of one turn: concurrently up to the
 //! configured fan-out, results appended and announced in the model's order.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use futures::stream::{self, StreamExt};
@@ -11,19 +12,24 @@ use windlass_protocol::{FunctionCallOutput, Item, ItemStatus};
 
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
+use crate::mcp::calls;
+use crate::ports::mcp::McpError;
 use crate::ports::policy::PolicyContext;
 use crate::ports::tools::{ToolCall, ToolContext, ToolError, ToolResult};
-use crate::state::{Disposition, PendingCall};
+use crate::prepare::PreparedRun;
+use crate::state::{Disposition, PendingCall, Runner};
+use crate::tooling::CallKind;
 
 /// Runs `plan`; returns how many calls were really executed, or `None` when
 /// cancelled (running calls are dropped, which stops them).
 pub(crate) async fn execute_calls(
     inner: &EngineInner,
+    run: &PreparedRun,
     out: &mut Emitter<'_>,
     plan: Vec<PendingCall>,
     ctx: &ToolContext,
-    sequential: bool,
 ) -> Option<u64> {
+    let sequential = run.request.parallel_tool_calls == Some(false);
     let fan_out = if sequential {
         1
     } else {
@@ -33,9 +39,17 @@ pub(crate) async fn execute_calls(
         .iter()
         .filter(|p| matches!(p.disposition, Disposition::Execute { .. }))
         .count() as u64;
+    // MCP calls get their item and `in_progress` event before any runs.
+    let mut mcp_items: HashMap<String, usize> = HashMap::new();
+    for p in &plan {
+        if let Some((label, tool)) = mcp_target(run, &p.call) {
+            let idx = calls::start_call(out, &run.mcp, &p.call, &label, &tool).await;
+            mcp_items.insert(p.call.call_id.clone(), idx);
+        }
+    }
     let model = out.response.model.clone();
     let mut results = stream::iter(plan)
-        .map(|p| run_one(inner, ctx, &model, p))
+        .map(|p| run_one(inner, run, ctx, &model, p))
         .buffered(fan_out);
     loop {
         let next = tokio::select! {
@@ -43,31 +57,46 @@ pub(crate) async fn execute_calls(
             _ = ctx.cancel.cancelled() => return None,
             next = results.next() => next,
         };
-        let Some((call, result)) = next else { break };
-        out.add_done_item(output_item(&call, result)).await;
+        let Some((call, result, protocol)) = next else {
+            break;
+        };
+        match mcp_items.get(&call.call_id) {
+            Some(&idx) => calls::finish_call(out, idx, result, protocol).await,
+            None => {
+                out.add_done_item(output_item(&call, result)).await;
+            }
+        }
     }
     Some(executed)
 }
 
+/// The MCP server label and tool name a call goes to, if it is an MCP call.
+fn mcp_target(run: &PreparedRun, call: &ToolCall) -> Option<(String, String)> {
+    match run.tools.call_kind(&call.name) {
+        CallKind::Mcp { label, tool } | CallKind::McpApproval { label, tool } => {
+            Some((label, tool))
+        }
+        CallKind::Function => run.mcp.targets.get(&call.call_id).cloned(),
+    }
+}
+
 async fn run_one(
     inner: &EngineInner,
+    run: &PreparedRun,
     ctx: &ToolContext,
     model: &str,
     pending: PendingCall,
-) -> (ToolCall, ToolResult) {
+) -> (ToolCall, ToolResult, Option<i64>) {
     let PendingCall { call, disposition } = pending;
-    let (executor, arguments) = match disposition {
-        Disposition::Execute {
-            executor,
-            arguments,
-        } => (executor, arguments),
+    let (runner, arguments) = match disposition {
+        Disposition::Execute { runner, arguments } => (runner, arguments),
         Disposition::Reject(reason) => {
             info!(tool = %call.name, call_id = %call.call_id, outcome = "rejected", %reason, "tool call not run");
-            return (call, ToolResult::error(reason));
+            return (call, ToolResult::error(reason), None);
         }
         // The loop never plans these for execution.
         Disposition::Client | Disposition::Approval => {
-            return (call, ToolResult::error("tool call was not executed"))
+            return (call, ToolResult::error("tool call was not executed"), None)
         }
     };
     let span = tracing::info_span!("tool_call", tool = %call.name, call_id = %call.call_id, turn = ctx.turn);
@@ -77,18 +106,50 @@ async fn run_one(
             arguments,
             ..call.clone()
         };
-        let exec = &inner.executors[executor];
-        let result =
-            match tokio::time::timeout(inner.config.tool_timeout, exec.execute(ctx, &run_call))
-                .await
-            {
-                Ok(Ok(r)) => r,
-                Ok(Err(e)) => ToolResult::error(error_text(&call.name, &e)),
-                Err(_) => ToolResult::error(error_text(
-                    &call.name,
-                    &ToolError::Timeout(inner.config.tool_timeout.as_millis() as u64),
-                )),
-            };
+        let limit = inner.config.tool_timeout;
+        let timed_out = || {
+            ToolResult::error(error_text(
+                &call.name,
+                &ToolError::Timeout(limit.as_millis() as u64),
+            ))
+        };
+        let mut protocol = None;
+        let result = match runner {
+            Runner::Executor(i) => {
+                let exec = &inner.executors[i];
+                match tokio::time::timeout(limit, exec.execute(ctx, &run_call)).await {
+                    Ok(Ok(r)) => r,
+                    Ok(Err(e)) => ToolResult::error(error_text(&call.name, &e)),
+                    Err(_) => timed_out(),
+                }
+            }
+            Runner::Mcp => {
+                let called = match (inner.mcp.as_deref(), mcp_target(run, &call)) {
+                    (Some(hub), Some((label, tool))) => match run.mcp.server(&label) {
+                        Some(server) => {
+                            let call =
+                                hub.call_tool(server, &tool, &run_call.arguments, &ctx.cancel);
+                            tokio::time::timeout(limit, call).await.ok()
+                        }
+                        None => Some(Err(McpError::Refused(format!(
+                            "MCP server '{label}' is not among this request's tools"
+                        )))),
+                    },
+                    _ => Some(Err(McpError::Refused("not an MCP tool".to_owned()))),
+                };
+                match called {
+                    Some(Ok(r)) => r,
+                    Some(Err(e)) => {
+                        protocol = Some(calls::protocol_code(&e));
+                        ToolResult::error(format!("Error: tool '{}' failed: {e}", call.name))
+                    }
+                    None => {
+                        protocol = Some(calls::protocol_code(&McpError::Timeout(0)));
+                        timed_out()
+                    }
+                }
+            }
+        };
         let pctx = PolicyContext {
             response_id: &ctx.response_id,
             model,
@@ -101,7 +162,7 @@ async fn run_one(
         } else {
             info!(duration_ms = ms, outcome = "ok", "tool call done");
         }
-        (call, result)
+        (call, result, protocol)
     }
     .instrument(span)
     .await

@@ -11,8 +11,8 @@ use crate::ports::tools::ToolCall;
 /// How one pending call will be handled.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Disposition {
-    /// Run on this server-side executor, with these (possibly policy-rewritten) arguments.
-    Execute { executor: usize, arguments: String },
+    /// Run server-side, with these (possibly policy-rewritten) arguments.
+    Execute { runner: Runner, arguments: String },
     /// The client runs it.
     Client,
     /// Not run; this error text is fed back as its output (not allowed,
@@ -20,6 +20,15 @@ pub enum Disposition {
     Reject(String),
     /// Needs a human approval before it may run.
     Approval,
+}
+
+/// What runs a server-side call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runner {
+    /// The executor at this index of the engine's list.
+    Executor(usize),
+    /// The engine's MCP hub.
+    Mcp,
 }
 
 /// A call that has no output yet.

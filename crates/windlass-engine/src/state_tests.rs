@@ -13,7 +13,7 @@ fn call(name: &str, d: Disposition) -> PendingCall {
 
 fn exec() -> Disposition {
     Disposition::Execute {
-        executor: 0,
+        runner: Runner::Executor(0),
         arguments: "{}".into(),
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::ports::provider::ModelTool;
-use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolKind};
+use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolKind, ToolOrigin};
 
 /// Tools of a response, resolved once at prepare time.
 #[derive(Clone, Default)]
@@ -16,6 +16,24 @@ pub struct ToolSet {
     owner: Vec<Option<usize>>,
     /// `None`: every tool may run (FR-010).
     allowed: Option<HashSet<String>>,
+    /// MCP tools whose calls need a human approval first.
+    approval: HashSet<String>,
+}
+
+/// What item a call to a tool becomes in the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallKind {
+    Function,
+    /// An `mcp_call` of `tool` on server `label`.
+    Mcp {
+        label: String,
+        tool: String,
+    },
+    /// An `mcp_approval_request`: the call waits for the client's approval.
+    McpApproval {
+        label: String,
+        tool: String,
+    },
 }
 
 /// Who handles a call by name.
@@ -23,6 +41,8 @@ pub struct ToolSet {
 pub enum CallOwner {
     /// A server-side executor (by index in the engine's list).
     Executor(usize),
+    /// A tool of an MCP server, run through the engine's MCP hub.
+    Mcp,
     /// The client runs it (no executor, or the function executor).
     Client,
     /// Not a tool of this request (edge case of seed 000).
@@ -49,6 +69,40 @@ impl ToolSet {
             by_name,
             owner,
             allowed,
+            approval: HashSet::new(),
+        }
+    }
+
+    /// Adds the tools an MCP server listed. A name already taken (two tools
+    /// that only differ in characters the model cannot see) keeps the first.
+    pub fn add_mcp(&mut self, def: ToolDefinition, needs_approval: bool) -> bool {
+        if self.by_name.contains_key(&def.name) {
+            return false;
+        }
+        if needs_approval {
+            self.approval.insert(def.name.clone());
+        }
+        self.by_name.insert(def.name.clone(), self.defs.len());
+        self.defs.push(def);
+        self.owner.push(None);
+        true
+    }
+
+    /// The output item a call to `name` becomes.
+    pub fn call_kind(&self, name: &str) -> CallKind {
+        match self.get(name).map(|d| &d.origin) {
+            Some(ToolOrigin::Mcp {
+                server_label,
+                name: tool,
+            }) => {
+                let (label, tool) = (server_label.clone(), tool.clone());
+                if self.approval.contains(name) {
+                    CallKind::McpApproval { label, tool }
+                } else {
+                    CallKind::Mcp { label, tool }
+                }
+            }
+            _ => CallKind::Function,
         }
     }
 
@@ -75,6 +129,9 @@ impl ToolSet {
         let Some(&i) = self.by_name.get(name) else {
             return CallOwner::Unknown;
         };
+        if let ToolOrigin::Mcp { .. } = self.defs[i].origin {
+            return CallOwner::Mcp;
+        }
         match self.owner[i] {
             Some(e) if executors[e].kind() != ToolKind::Function => CallOwner::Executor(e),
             _ => CallOwner::Client,

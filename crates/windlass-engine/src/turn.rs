@@ -4,22 +4,27 @@
 //! item) when another kind of item starts or the turn ends, so every item is
 //! opened and closed exactly once, with its final text in the `done` events.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
-    ContentPart, EventData, FunctionCall, Item, ItemStatus, Message, MessageContent, Reasoning,
-    RefusalPart, Role, TextPart, Usage,
+    ContentPart, EventData, Item, ItemStatus, Message, MessageContent, Reasoning, RefusalPart,
+    Role, TextPart, Usage,
 };
 
 use crate::emitter::Emitter;
 use crate::ports::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
 use crate::ports::tools::ToolCall;
+use crate::tooling::ToolSet;
+use crate::turn_calls::{close_calls, tool_delta};
+use crate::upstream::mcp_tool_name;
 
 pub(crate) struct TurnOutcome {
     pub calls: Vec<ToolCall>,
+    /// Calls that became `mcp_approval_request` items.
+    pub approvals: HashSet<String>,
     pub finish: Option<FinishReason>,
     pub usage: Option<Usage>,
 }
@@ -31,22 +36,23 @@ pub(crate) enum TurnError {
 
 /// Which content part of the open message is being written.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum PartKind {
+pub(crate) enum PartKind {
     Text,
     Refusal,
 }
 
 #[derive(Default)]
-struct Open {
-    reasoning: Option<usize>,
-    message: Option<(usize, Option<(usize, PartKind)>)>,
+pub(crate) struct Open {
+    pub reasoning: Option<usize>,
+    pub message: Option<(usize, Option<(usize, PartKind)>)>,
     /// Upstream tool-call index -> output index.
-    calls: BTreeMap<u32, usize>,
+    pub calls: BTreeMap<u32, usize>,
 }
 
 pub(crate) async fn run_turn(
     out: &mut Emitter<'_>,
     mut stream: ModelStream,
+    tools: &ToolSet,
     cancel: &CancellationToken,
 ) -> (Result<TurnOutcome, TurnError>, Vec<usize>) {
     let mut open = Open::default();
@@ -74,7 +80,7 @@ pub(crate) async fn run_turn(
                     name,
                     arguments,
                 } => {
-                    let idx = tool_delta(out, &mut open, index, id, name, arguments).await;
+                    let idx = tool_delta(out, &mut open, tools, index, id, name, arguments).await;
                     if !call_order.contains(&idx) {
                         call_order.push(idx);
                     }
@@ -91,6 +97,7 @@ pub(crate) async fn run_turn(
     };
     close_all(out, &mut open, status).await;
     let outcome = result.map(|()| {
+        let mut approvals = HashSet::new();
         let calls = call_order
             .iter()
             .filter_map(|&i| match &out.response.output[i] {
@@ -99,11 +106,25 @@ pub(crate) async fn run_turn(
                     name: c.name.clone(),
                     arguments: c.arguments.clone(),
                 }),
+                Item::McpCall(c) => Some(ToolCall {
+                    call_id: c.id.clone(),
+                    name: mcp_tool_name(&c.server_label, &c.name),
+                    arguments: c.arguments.clone(),
+                }),
+                Item::McpApprovalRequest(r) => {
+                    approvals.insert(r.id.clone());
+                    Some(ToolCall {
+                        call_id: r.id.clone(),
+                        name: mcp_tool_name(&r.server_label, &r.name),
+                        arguments: r.arguments.clone(),
+                    })
+                }
                 _ => None,
             })
             .collect();
         TurnOutcome {
             calls,
+            approvals,
             finish,
             usage,
         }
@@ -250,70 +271,13 @@ async fn text_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String, kind:
     }
 }
 
-async fn tool_delta(
-    out: &mut Emitter<'_>,
-    open: &mut Open,
-    index: u32,
-    id: Option<String>,
-    name: Option<String>,
-    arguments: String,
-) -> usize {
-    if open.reasoning.is_some() {
-        close_reasoning(out, open, ItemStatus::Completed).await;
-    }
-    if open.message.is_some() {
-        close_message(out, open, ItemStatus::Completed).await;
-    }
-    let idx = match open.calls.get(&index) {
-        Some(&i) => {
-            if let (Some(n), Item::FunctionCall(c)) = (name, out.item_mut(i)) {
-                if c.name.is_empty() {
-                    c.name = n;
-                }
-            }
-            i
-        }
-        None => {
-            // One call at a time, as OpenAI streams them: the previous call is complete.
-            close_calls(out, open, ItemStatus::Completed).await;
-            let item = Item::FunctionCall(FunctionCall {
-                id: Some(new_id(prefix::FUNCTION_CALL)),
-                call_id: id
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| new_id(prefix::CALL)),
-                name: name.unwrap_or_default(),
-                arguments: String::new(),
-                status: Some(ItemStatus::InProgress),
-            });
-            let i = out.add_item(item).await;
-            open.calls.insert(index, i);
-            i
-        }
-    };
-    if !arguments.is_empty() {
-        if let Item::FunctionCall(c) = out.item_mut(idx) {
-            c.arguments.push_str(&arguments);
-        }
-        if out.on() {
-            let item_id = item_id(out, idx);
-            out.emit(EventData::FunctionCallArgumentsDelta {
-                item_id,
-                output_index: idx,
-                delta: arguments,
-            })
-            .await;
-        }
-    }
-    idx
-}
-
 async fn close_all(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
     close_reasoning(out, open, status).await;
     close_message(out, open, status).await;
     close_calls(out, open, status).await;
 }
 
-async fn close_reasoning(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
+pub(crate) async fn close_reasoning(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
     let Some(idx) = open.reasoning.take() else {
         return;
     };
@@ -347,7 +311,7 @@ async fn close_reasoning(out: &mut Emitter<'_>, open: &mut Open, status: ItemSta
     out.item_done(idx).await;
 }
 
-async fn close_message(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
+pub(crate) async fn close_message(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
     let Some((idx, part)) = open.message.take() else {
         return;
     };
@@ -399,34 +363,10 @@ async fn close_part(out: &mut Emitter<'_>, idx: usize, content_index: usize, kin
     .await;
 }
 
-async fn close_calls(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
-    let calls = std::mem::take(&mut open.calls);
-    for (_, idx) in calls {
-        let events = out.on();
-        let mut args = String::new();
-        if let Item::FunctionCall(c) = out.item_mut(idx) {
-            c.status = Some(status);
-            if events {
-                args = c.arguments.clone();
-            }
-        }
-        if out.on() {
-            let item_id = item_id(out, idx);
-            out.emit(EventData::FunctionCallArgumentsDone {
-                item_id,
-                output_index: idx,
-                arguments: args,
-            })
-            .await;
-        }
-        out.item_done(idx).await;
-    }
-}
-
 fn reasoning_part(text: String) -> ContentPart {
     ContentPart::ReasoningText(TextPart { text })
 }
 
-fn item_id(out: &Emitter<'_>, idx: usize) -> String {
+pub(crate) fn item_id(out: &Emitter<'_>, idx: usize) -> String {
     out.response.output[idx].id().unwrap_or_default().to_owned()
 }

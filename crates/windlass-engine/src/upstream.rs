@@ -1,14 +1,37 @@
 //! The boundary between the canonical transcript and what the upstream sees:
 //! only messages, function calls, their outputs and reasoning go up.
 
-use windlass_protocol::{FunctionCall, FunctionCallOutput, Item, ItemStatus, ToolOutput};
+use std::collections::{HashMap, HashSet};
+
+use windlass_protocol::{FunctionCall, FunctionCallOutput, Item, ItemStatus, McpCall, ToolOutput};
 
 use crate::ports::provider::{ModelRequest, ModelToolChoice};
 use crate::prepare::PreparedRun;
 
-/// The model-visible name of an MCP server's tool.
+/// The model-visible name of an MCP server's tool: `label__tool`, in the
+/// character set chat-completions servers accept, at most 64 characters
+/// (a long name keeps its start and gets a hash of the whole as suffix).
 pub fn mcp_tool_name(server_label: &str, tool: &str) -> String {
-    format!("{server_label}__{tool}")
+    let full = format!("{server_label}__{tool}");
+    let mut name: String = full
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.len() > 64 {
+        // FNV-1a: stable across runs and builds, unlike the std hasher.
+        let hash = full.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        name.truncate(55);
+        name.push_str(&format!("_{:08x}", hash as u32));
+    }
+    name
 }
 
 /// Adds `item` to `out` in the form the upstream understands (seed 003:
@@ -28,8 +51,9 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
                 arguments: c.arguments.clone(),
                 status: Some(ItemStatus::Completed),
             }));
+            // A replayed error is what the model sees as the output (seed 003).
             let (text, is_error) = match (&c.output, &c.error) {
-                (_, Some(err)) => (format!("Error: {err}"), Some(true)),
+                (_, Some(err)) => (format!("Error: {}", err.text()), Some(true)),
                 (Some(o), None) => (o.clone(), None),
                 (None, None) => (
                     "Error: the tool call did not complete".to_owned(),
@@ -48,6 +72,32 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
     }
 }
 
+/// The transcript as the upstream sees it. An `mcp_call` paused in a parent
+/// response is stored again, finished, by the continuation that ran it; the
+/// latest version stands in at the first position and later ones are skipped.
+pub(crate) fn upstream_transcript<'a>(items: impl Iterator<Item = &'a Item> + Clone) -> Vec<Item> {
+    let mut latest: HashMap<&str, &McpCall> = HashMap::new();
+    for item in items.clone() {
+        if let Item::McpCall(c) = item {
+            latest.insert(c.id.as_str(), c);
+        }
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            Item::McpCall(c) => {
+                if seen.insert(c.id.as_str()) {
+                    let last = latest.get(c.id.as_str()).copied().unwrap_or(c);
+                    push_upstream(&mut out, &Item::McpCall(last.clone()));
+                }
+            }
+            other => push_upstream(&mut out, other),
+        }
+    }
+    out
+}
+
 /// The upstream request for the next model turn.
 pub(crate) fn model_request(
     run: &PreparedRun,
@@ -55,10 +105,7 @@ pub(crate) fn model_request(
     turn: u32,
     stream: bool,
 ) -> ModelRequest {
-    let mut transcript = Vec::with_capacity(run.history.len() + run.input.len() + output.len());
-    for item in run.history.iter().chain(&run.input).chain(output) {
-        push_upstream(&mut transcript, item);
-    }
+    let transcript = upstream_transcript(run.history.iter().chain(&run.input).chain(output));
     let req = &run.request;
     let tools = run.tools.model_tools();
     // A forced or required choice applies to the first turn only, so the loop can end.

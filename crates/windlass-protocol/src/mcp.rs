@@ -3,8 +3,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::items::ItemStatus;
-
 /// `{"type": "mcp", ...}` in `tools`: a remote MCP server declared by the request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpTool {
@@ -94,11 +92,80 @@ pub struct McpCall {
     #[serde(default)]
     pub output: Option<String>,
     #[serde(default)]
-    pub error: Option<String>,
+    pub error: Option<McpCallError>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<ItemStatus>,
+    pub status: Option<McpCallStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_request_id: Option<String>,
+}
+
+/// `mcp_call.status`: a wider set than other items have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpCallStatus {
+    InProgress,
+    Calling,
+    Completed,
+    Incomplete,
+    Failed,
+}
+
+/// `mcp_call.error`: OpenAI's typed error object, or the plain string older
+/// clients send back when they replay a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum McpCallError {
+    Typed(McpToolCallError),
+    Text(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum McpToolCallError {
+    /// The server answered with a JSON-RPC error, or could not be reached.
+    McpProtocolError {
+        code: i64,
+        message: String,
+    },
+    /// The tool ran and reported an error (`isError: true`); `content` holds
+    /// its content parts.
+    McpToolExecutionError {
+        content: Value,
+    },
+    HttpError {
+        code: i64,
+        message: String,
+    },
+}
+
+impl McpCallError {
+    /// The error as text, for the model.
+    pub fn text(&self) -> String {
+        match self {
+            McpCallError::Text(t) => t.clone(),
+            McpCallError::Typed(McpToolCallError::McpProtocolError { message, .. })
+            | McpCallError::Typed(McpToolCallError::HttpError { message, .. }) => message.clone(),
+            McpCallError::Typed(McpToolCallError::McpToolExecutionError { content }) => {
+                content_text(content)
+            }
+        }
+    }
+}
+
+/// The text of MCP content parts (`[{"type":"text","text":..}, ..]`); other
+/// shapes are kept as their JSON.
+fn content_text(content: &Value) -> String {
+    let texts: Option<Vec<&str>> = content.as_array().and_then(|parts| {
+        parts
+            .iter()
+            .map(|p| p.get("text").and_then(Value::as_str))
+            .collect()
+    });
+    match (texts, content) {
+        (Some(t), _) if !t.is_empty() => t.join("\n"),
+        (_, Value::String(s)) => s.clone(),
+        (_, other) => other.to_string(),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

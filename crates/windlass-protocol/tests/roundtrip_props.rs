@@ -387,7 +387,12 @@ fn item() -> BoxedStrategy<Item> {
         ),
         (
             (text(), text(), text(), text()),
-            (of(text()), of(text()), of(item_status()), of(text())),
+            (
+                of(text()),
+                of(mcp_call_error()),
+                of(mcp_call_status()),
+                of(text()),
+            ),
         )
             .prop_map(
                 |((id, server_label, name, arguments), (output, error, status, approval))| {
@@ -1147,4 +1152,31 @@ proptest! {
         prop_assert_eq!(v["type"].as_str(), Some(x.event_type()));
         prop_assert_eq!(v["sequence_number"].as_u64(), Some(x.sequence_number));
     }
+}
+
+fn mcp_call_status() -> impl Strategy<Value = McpCallStatus> {
+    prop_oneof![
+        Just(McpCallStatus::InProgress),
+        Just(McpCallStatus::Calling),
+        Just(McpCallStatus::Completed),
+        Just(McpCallStatus::Incomplete),
+        Just(McpCallStatus::Failed),
+    ]
+}
+
+fn mcp_call_error() -> impl Strategy<Value = McpCallError> {
+    prop_oneof![
+        text().prop_map(McpCallError::Text),
+        (any::<i32>(), text()).prop_map(|(code, message)| McpCallError::Typed(
+            McpToolCallError::McpProtocolError {
+                code: code.into(),
+                message
+            }
+        )),
+        text().prop_map(
+            |t| McpCallError::Typed(McpToolCallError::McpToolExecutionError {
+                content: serde_json::json!([{"type": "text", "text": t}])
+            })
+        ),
+    ]
 }

@@ -6,7 +6,7 @@
 use std::fmt;
 
 use tokio_util::sync::CancellationToken;
-use windlass_protocol::McpToolInfo;
+use windlass_protocol::{McpRequireApproval, McpToolInfo};
 
 use crate::ports::tools::ToolResult;
 
@@ -28,7 +28,10 @@ impl fmt::Debug for McpServerRef {
         f.debug_struct("McpServerRef")
             .field("label", &self.label)
             .field("url", &self.url)
-            .field("headers", &format_args!("[{} redacted]", self.headers.len()))
+            .field(
+                "headers",
+                &format_args!("[{} redacted]", self.headers.len()),
+            )
             .finish()
     }
 }
@@ -76,4 +79,10 @@ pub trait McpHub: Send + Sync {
         arguments: &str,
         cancel: &CancellationToken,
     ) -> Result<ToolResult, McpError>;
+
+    /// The approval rule the operator set for a configured server, used when
+    /// a request does not give `require_approval`.
+    fn default_approval(&self, _label: &str) -> Option<McpRequireApproval> {
+        None
+    }
 }

@@ -9,13 +9,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
-    CreateResponseRequest, FunctionCall, Item, ResponseResource, ResponseStatus, TextField, Tool,
-    Truncation,
+    CreateResponseRequest, Item, ResponseResource, ResponseStatus, TextField, Tool, Truncation,
 };
 
 use crate::engine::Engine;
 use crate::error::EngineError;
+use crate::mcp::declare::{add_tools, check_servers, reuse_listings};
+use crate::mcp::resume::resume_mcp;
+use crate::mcp::McpRun;
 use crate::ports::provider::{ModelProvider, ModelRequest, ModelToolChoice, ProviderError};
+use crate::ports::tools::ToolCall;
 use crate::tooling::ToolSet;
 
 pub use input::with_id;
@@ -27,8 +30,11 @@ pub struct PreparedRun {
     pub(crate) request: CreateResponseRequest,
     pub(crate) history: Vec<Item>,
     pub(crate) input: Vec<Item>,
-    pub(crate) pending: Vec<FunctionCall>,
+    /// Calls of the chain still owed a result: open function calls, paused
+    /// MCP calls and calls answered by an approval response.
+    pub(crate) pending: Vec<ToolCall>,
     pub(crate) tools: ToolSet,
+    pub(crate) mcp: McpRun,
     pub(crate) first_choice: ModelToolChoice,
     pub(crate) single_shot: bool,
     pub(crate) call_budget: u64,
@@ -76,7 +82,10 @@ impl Engine {
                 ))
             }
         };
-        let resolved = tools::resolve_tools(&req, &inner.executors)?;
+        let mut resolved = tools::resolve_tools(&req, &inner.executors, inner.mcp.is_some())?;
+        if let Some(hub) = inner.mcp.as_deref() {
+            check_servers(hub, &resolved.mcp).await?;
+        }
 
         let history = match &req.previous_response_id {
             Some(prev) => {
@@ -94,14 +103,34 @@ impl Engine {
         };
         let raw_input = req.input.take().map(|i| i.into_items()).unwrap_or_default();
         let input = input::canonicalize_input(raw_input, inner.store.as_ref()).await?;
-        let pending = input::match_call_outputs(&history, &input)?;
+        let open_calls = input::match_call_outputs(&history, &input)?;
+        let resumed = resume_mcp(&history, &input)?;
         check_upstream(inner.provider.as_ref(), &req, &model, &input, &resolved)?;
+
+        // Servers the chain already listed keep that list (seed 003).
+        reuse_listings(&mut resolved.mcp, history.iter().chain(&input));
+        for decl in &resolved.mcp {
+            if let (Some(tools), Some(hub)) = (&decl.listed, inner.mcp.as_deref()) {
+                let default = hub.default_approval(&decl.server.label);
+                add_tools(&mut resolved.set, decl, default.as_ref(), tools);
+            }
+        }
+        let mut pending: Vec<ToolCall> = open_calls
+            .into_iter()
+            .map(|c| ToolCall {
+                call_id: c.call_id,
+                name: c.name,
+                arguments: c.arguments,
+            })
+            .collect();
+        pending.extend(resumed.calls);
 
         let call_budget = req
             .max_tool_calls
             .unwrap_or(u64::MAX)
             .min(inner.config.max_tool_calls);
-        let single_shot = inner.executors.is_empty() || resolved.choice_none;
+        let single_shot =
+            (inner.executors.is_empty() && resolved.mcp.is_empty()) || resolved.choice_none;
         let response = skeleton(&req, model);
         Ok(PreparedRun {
             response,
@@ -110,6 +139,12 @@ impl Engine {
             input,
             pending,
             tools: resolved.set,
+            mcp: McpRun {
+                servers: resolved.mcp,
+                approvals: resumed.approvals,
+                denied: resumed.denied,
+                targets: resumed.targets,
+            },
             first_choice: resolved.first_choice,
             single_shot,
             call_budget,

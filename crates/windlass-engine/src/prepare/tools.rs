@@ -9,9 +9,11 @@ use windlass_protocol::{
 };
 
 use crate::error::EngineError;
+use crate::mcp::declare::{declare, McpServerDecl};
 use crate::ports::provider::ModelToolChoice;
 use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolOrigin};
 use crate::tooling::ToolSet;
+use crate::upstream::mcp_tool_name;
 
 /// What prepare learns from `tools`, `tool_choice` and `allowed_tools`.
 pub struct ResolvedTools {
@@ -20,14 +22,19 @@ pub struct ResolvedTools {
     pub first_choice: ModelToolChoice,
     /// `tool_choice: none`: calls are returned, never run (FR-006).
     pub choice_none: bool,
+    /// The request's MCP servers; their tools are added once listed.
+    pub mcp: Vec<McpServerDecl>,
 }
 
 pub fn resolve_tools(
     req: &CreateResponseRequest,
     executors: &[Arc<dyn ToolExecutor>],
+    mcp_enabled: bool,
 ) -> Result<ResolvedTools, EngineError> {
     let mut defs = Vec::new();
     let mut names = HashSet::new();
+    let mut mcp = Vec::new();
+    let mut labels = HashSet::new();
     for (i, tool) in req.tools.iter().flatten().enumerate() {
         match tool {
             Tool::Function(f) => {
@@ -57,6 +64,7 @@ pub fn resolve_tools(
                     origin: ToolOrigin::Function,
                 });
             }
+            Tool::Mcp(m) if mcp_enabled => mcp.push(declare(m, i, &mut labels)?),
             Tool::Mcp(_) => {
                 return Err(EngineError::invalid_code(
                     "mcp tools are not enabled on this gateway",
@@ -74,9 +82,18 @@ pub fn resolve_tools(
         }
     }
 
+    // MCP tools are only known once listed; a name qualified with a
+    // declared server's label may refer to one.
+    let known = Known {
+        names: &names,
+        prefixes: mcp
+            .iter()
+            .map(|d| mcp_tool_name(&d.server.label, ""))
+            .collect(),
+    };
     let mut allowed: Option<HashSet<String>> = None;
     if let Some(list) = &req.allowed_tools {
-        check_names(list.iter().map(String::as_str), &names, "allowed_tools")?;
+        check_names(list.iter().map(String::as_str), &known, "allowed_tools")?;
         // An empty list means no restriction (FR-010).
         if !list.is_empty() {
             allowed = Some(list.iter().cloned().collect());
@@ -88,8 +105,26 @@ pub fn resolve_tools(
         Some(ToolChoice::Mode(ToolChoiceMode::None)) => (ModelToolChoice::None, true),
         Some(ToolChoice::Mode(ToolChoiceMode::Required)) => (ModelToolChoice::Required, false),
         Some(ToolChoice::Object(ToolChoiceObject::Function(f))) => {
-            check_names([f.name.as_str()], &names, "tool_choice.name")?;
+            check_names([f.name.as_str()], &known, "tool_choice.name")?;
             (ModelToolChoice::Function(f.name.clone()), false)
+        }
+        Some(ToolChoice::Object(ToolChoiceObject::Mcp(m))) => {
+            if !labels.contains(&m.server_label) {
+                return Err(EngineError::invalid(
+                    format!(
+                        "MCP server '{}' is not among the request's tools.",
+                        m.server_label
+                    ),
+                    Some("tool_choice.server_label".to_owned()),
+                ));
+            }
+            match &m.name {
+                Some(name) => (
+                    ModelToolChoice::Function(mcp_tool_name(&m.server_label, name)),
+                    false,
+                ),
+                None => (ModelToolChoice::Required, false),
+            }
         }
         Some(ToolChoice::Object(ToolChoiceObject::AllowedTools(a))) => {
             let mut list = HashSet::new();
@@ -109,7 +144,7 @@ pub fn resolve_tools(
                     }
                 }
             }
-            check_names(list.iter().map(String::as_str), &names, "tool_choice.tools")?;
+            check_names(list.iter().map(String::as_str), &known, "tool_choice.tools")?;
             allowed = Some(match allowed {
                 Some(prev) => prev.intersection(&list).cloned().collect(),
                 None => list,
@@ -130,7 +165,7 @@ pub fn resolve_tools(
             ))
         }
     };
-    if defs.is_empty() && matches!(first_choice, ModelToolChoice::Required) {
+    if defs.is_empty() && mcp.is_empty() && matches!(first_choice, ModelToolChoice::Required) {
         return Err(EngineError::invalid(
             "tool_choice 'required' needs at least one tool",
             Some("tool_choice".to_owned()),
@@ -140,12 +175,26 @@ pub fn resolve_tools(
         set: ToolSet::new(defs, executors, allowed),
         first_choice,
         choice_none,
+        mcp,
     })
+}
+
+/// Tool names a request may refer to before its MCP servers are listed.
+struct Known<'a> {
+    names: &'a HashSet<String>,
+    /// `label__` of each declared MCP server.
+    prefixes: Vec<String>,
+}
+
+impl Known<'_> {
+    fn contains(&self, name: &str) -> bool {
+        self.names.contains(name) || self.prefixes.iter().any(|p| name.starts_with(p.as_str()))
+    }
 }
 
 fn check_names<'a>(
     list: impl IntoIterator<Item = &'a str>,
-    known: &HashSet<String>,
+    known: &Known<'_>,
     param: &str,
 ) -> Result<(), EngineError> {
     for name in list {

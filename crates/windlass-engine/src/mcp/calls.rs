@@ -1,0 +1,112 @@
+//! `mcp_call` items while their calls run: `in_progress` when a call starts,
+//! output or error and `completed`/`failed` when it ends.
+
+use serde_json::json;
+use windlass_protocol::{
+    EventData, Item, McpCall, McpCallError, McpCallStatus, McpToolCallError, ToolOutput,
+};
+
+use crate::emitter::Emitter;
+use crate::mcp::McpRun;
+use crate::ports::mcp::McpError;
+use crate::ports::tools::{ToolCall, ToolResult};
+
+/// JSON-RPC-style codes for failures that happen around the tool rather
+/// than in it (the port does not carry the server's own code).
+pub(crate) fn protocol_code(e: &McpError) -> i64 {
+    match e {
+        McpError::Refused(_) => -32600,
+        McpError::Unavailable(_) => -32000,
+        McpError::Failed(_) => -32603,
+        McpError::Timeout(_) => -32001,
+        McpError::Cancelled => -32800,
+    }
+}
+
+/// Finds the call's open `mcp_call` item, or adds one (a call resumed from
+/// the parent, or released by an approval), and announces that it runs.
+pub(crate) async fn start_call(
+    out: &mut Emitter<'_>,
+    mcp: &McpRun,
+    call: &ToolCall,
+    label: &str,
+    tool: &str,
+) -> usize {
+    let existing = out
+        .response
+        .output
+        .iter()
+        .position(|it| matches!(it, Item::McpCall(c) if c.id == call.call_id));
+    let idx = match existing {
+        Some(i) if out.is_open(i) => i,
+        _ => {
+            let item = Item::McpCall(McpCall {
+                id: call.call_id.clone(),
+                server_label: label.to_owned(),
+                name: tool.to_owned(),
+                arguments: call.arguments.clone(),
+                output: None,
+                error: None,
+                status: Some(McpCallStatus::InProgress),
+                approval_request_id: mcp.approvals.get(&call.call_id).cloned(),
+            });
+            out.add_item(item).await
+        }
+    };
+    out.emit(EventData::McpCallInProgress {
+        item_id: call.call_id.clone(),
+        output_index: idx,
+    })
+    .await;
+    idx
+}
+
+/// Writes the result into the item and closes it. `protocol` is set when
+/// the failure was the server's or the transport's, not the tool's.
+pub(crate) async fn finish_call(
+    out: &mut Emitter<'_>,
+    idx: usize,
+    result: ToolResult,
+    protocol: Option<i64>,
+) {
+    let text = match result.output {
+        ToolOutput::Text(t) => t,
+        ToolOutput::Parts(parts) => parts
+            .iter()
+            .filter_map(|p| p.text())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    let mut item_id = String::new();
+    if let Item::McpCall(c) = out.item_mut(idx) {
+        item_id = c.id.clone();
+        if result.is_error {
+            c.error = Some(McpCallError::Typed(match protocol {
+                Some(code) => McpToolCallError::McpProtocolError {
+                    code,
+                    message: text,
+                },
+                None => McpToolCallError::McpToolExecutionError {
+                    content: json!([{"type": "text", "text": text}]),
+                },
+            }));
+            c.status = Some(McpCallStatus::Failed);
+        } else {
+            c.output = Some(text);
+            c.status = Some(McpCallStatus::Completed);
+        }
+    }
+    let event = if result.is_error {
+        EventData::McpCallFailed {
+            item_id,
+            output_index: idx,
+        }
+    } else {
+        EventData::McpCallCompleted {
+            item_id,
+            output_index: idx,
+        }
+    };
+    out.emit(event).await;
+    out.item_done(idx).await;
+}

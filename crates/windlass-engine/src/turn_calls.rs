@@ -1,0 +1,146 @@
+//! Tool calls of a model turn: each opens as a function call, an `mcp_call`
+//! or an `mcp_approval_request`, and closes before the next one starts.
+
+use windlass_protocol::ids::{new_id, prefix};
+use windlass_protocol::{
+    EventData, FunctionCall, Item, ItemStatus, McpApprovalRequest, McpCall, McpCallStatus,
+};
+
+use crate::emitter::Emitter;
+use crate::tooling::{CallKind, ToolSet};
+use crate::turn::{close_message, close_reasoning, item_id, Open};
+
+pub(crate) async fn tool_delta(
+    out: &mut Emitter<'_>,
+    open: &mut Open,
+    tools: &ToolSet,
+    index: u32,
+    id: Option<String>,
+    name: Option<String>,
+    arguments: String,
+) -> usize {
+    if open.reasoning.is_some() {
+        close_reasoning(out, open, ItemStatus::Completed).await;
+    }
+    if open.message.is_some() {
+        close_message(out, open, ItemStatus::Completed).await;
+    }
+    let idx = match open.calls.get(&index) {
+        Some(&i) => {
+            if let (Some(n), Item::FunctionCall(c)) = (name, out.item_mut(i)) {
+                if c.name.is_empty() {
+                    c.name = n;
+                }
+            }
+            i
+        }
+        None => {
+            // One call at a time, as OpenAI streams them: the previous call is complete.
+            close_calls(out, open, ItemStatus::Completed).await;
+            let name = name.unwrap_or_default();
+            let i = out.add_item(call_item(tools, id, name)).await;
+            open.calls.insert(index, i);
+            i
+        }
+    };
+    if !arguments.is_empty() {
+        let delta = match out.item_mut(idx) {
+            Item::FunctionCall(c) => {
+                c.arguments.push_str(&arguments);
+                Some(true)
+            }
+            Item::McpCall(c) => {
+                c.arguments.push_str(&arguments);
+                Some(false)
+            }
+            // An approval request is announced whole when it closes.
+            Item::McpApprovalRequest(r) => {
+                r.arguments.push_str(&arguments);
+                None
+            }
+            _ => None,
+        };
+        if let (Some(function), true) = (delta, out.on()) {
+            let item_id = item_id(out, idx);
+            let data = if function {
+                EventData::FunctionCallArgumentsDelta {
+                    item_id,
+                    output_index: idx,
+                    delta: arguments,
+                }
+            } else {
+                EventData::McpCallArgumentsDelta {
+                    item_id,
+                    output_index: idx,
+                    delta: arguments,
+                }
+            };
+            out.emit(data).await;
+        }
+    }
+    idx
+}
+
+/// The item a new call opens: a function call, or for a tool of an MCP
+/// server an `mcp_call` (or an `mcp_approval_request` when it needs one).
+fn call_item(tools: &ToolSet, call_id: Option<String>, name: String) -> Item {
+    match tools.call_kind(&name) {
+        CallKind::Function => Item::FunctionCall(FunctionCall {
+            id: Some(new_id(prefix::FUNCTION_CALL)),
+            call_id: call_id
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| new_id(prefix::CALL)),
+            name,
+            arguments: String::new(),
+            status: Some(ItemStatus::InProgress),
+        }),
+        CallKind::Mcp { label, tool } => Item::McpCall(McpCall {
+            id: new_id(prefix::MCP_CALL),
+            server_label: label,
+            name: tool,
+            arguments: String::new(),
+            output: None,
+            error: None,
+            status: Some(McpCallStatus::InProgress),
+            approval_request_id: None,
+        }),
+        CallKind::McpApproval { label, tool } => Item::McpApprovalRequest(McpApprovalRequest {
+            id: new_id(prefix::MCP_APPROVAL_REQUEST),
+            server_label: label,
+            name: tool,
+            arguments: String::new(),
+        }),
+    }
+}
+
+/// Closes the calls of the turn. An `mcp_call` only finishes its arguments:
+/// the item stays open until the call has run (or the loop stops).
+pub(crate) async fn close_calls(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
+    let calls = std::mem::take(&mut open.calls);
+    for (_, idx) in calls {
+        let item_id = item_id(out, idx);
+        match out.item_mut(idx) {
+            Item::FunctionCall(c) => {
+                c.status = Some(status);
+                let arguments = c.arguments.clone();
+                out.emit(EventData::FunctionCallArgumentsDone {
+                    item_id,
+                    output_index: idx,
+                    arguments,
+                })
+                .await;
+                out.item_done(idx).await;
+            }
+            Item::McpCall(c) => {
+                let arguments = c.arguments.clone();
+                out.emit(EventData::McpCallArgumentsDone {
+                    item_id,
+                    output_index: idx,
+                    arguments,
+                })
+                .await;
+            }
+            _ => out.item_done(idx).await,
+        }
+    }
+}
