@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --workspace --bins
+./scripts/mcp-fixtures.sh
 cargo test --workspace
 
 VENV=.venv-test

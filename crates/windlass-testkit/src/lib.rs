@@ -56,6 +56,7 @@
 mod completion;
 pub mod control;
 mod gateway;
+pub mod mcp;
 mod mock_executor;
 mod pump;
 mod reply;
@@ -67,6 +68,7 @@ mod turn;
 mod upstream;
 
 pub use gateway::{Gateway, GatewayOptions};
+pub use mcp::{everything_stdio_command, python_stdio_command, McpFixture, PyMcp};
 pub use mock_executor::{MockBehavior, MockExecutor};
 pub use reply::{Reply, ToolCallSpec, DEFAULT_CHUNK_CHARS};
 pub use sse_check::SseCapture;

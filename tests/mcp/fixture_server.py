@@ -1,0 +1,133 @@
+"""MCP fixture server for Windlass integration tests, built on the official `mcp`
+Python SDK. Runs with mcp 2.x (`MCPServer`) and mcp 1.x (`FastMCP`).
+
+usage: fixture_server.py (--port N | --stdio) [--stateless] [--json] [--page-size K]
+  --port N       streamable HTTP on http://127.0.0.1:N/mcp
+  --stdio        stdio transport
+  --stateless    stateless streamable HTTP (no Mcp-Session-Id)
+  --json         plain JSON responses instead of SSE streams
+  --page-size K  tools/list returns K tools per page, with nextCursor
+"""
+
+import argparse
+import asyncio
+import os
+
+from pydantic import BaseModel
+
+import mcp.types as types
+
+try:  # mcp 2.x renamed FastMCP to MCPServer
+    from mcp.server.mcpserver import MCPServer as Server
+
+    V2 = True
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import FastMCP as Server
+
+    V2 = False
+
+p = argparse.ArgumentParser()
+p.add_argument("--port", type=int, default=8093)
+p.add_argument("--stdio", action="store_true")
+p.add_argument("--stateless", action="store_true")
+p.add_argument("--json", action="store_true")
+p.add_argument("--page-size", type=int, default=0)
+args = p.parse_args()
+
+http = dict(host="127.0.0.1", port=args.port, stateless_http=args.stateless, json_response=args.json)
+# 1.x takes the HTTP settings in the constructor, 2.x in run().
+mcp = Server("windlass-fixture") if V2 else Server("windlass-fixture", **http)
+
+# A 1x1 transparent PNG, base64.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGNgAAIAAAUAAXpeqz8AAAAASUVORK5CYII="
+
+
+class Weather(BaseModel):
+    city: str
+    temperature_c: float
+    conditions: str
+
+
+@mcp.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers"""
+    return a + b
+
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """Echo the given text back"""
+    return text
+
+
+@mcp.tool()
+async def slow(ms: int) -> str:
+    """Sleep ms milliseconds, then answer"""
+    await asyncio.sleep(ms / 1000)
+    return f"slept {ms}"
+
+
+@mcp.tool()
+def crash() -> str:
+    """Kill the server process mid-call"""
+    os._exit(1)
+
+
+@mcp.tool()
+def fail(message: str) -> types.CallToolResult:
+    """Return a tool error (isError true) carrying the message"""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], isError=True)
+
+
+@mcp.tool()
+def multi() -> types.CallToolResult:
+    """Return two text parts, an image and structured content"""
+    return types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text="first part"),
+            types.TextContent(type="text", text="second part"),
+            types.ImageContent(type="image", data=PNG, mimeType="image/png"),
+        ],
+        structuredContent={"total": 3},
+    )
+
+
+@mcp.tool()
+def weather(city: str) -> Weather:
+    """Current weather for a city (structured output)"""
+    return Weather(city=city, temperature_c=21.5, conditions="sunny")
+
+
+def page(tools, cursor):
+    """One page of tools/list: the cursor is the offset of the page."""
+    start = int(cursor or 0)
+    end = start + args.page_size
+    return types.ListToolsResult(tools=tools[start:end], nextCursor=str(end) if end < len(tools) else None)
+
+
+if args.page_size > 0:
+    if V2:
+        # Replace the low-level tools/list handler (handlers get the request params).
+        async def list_tools_v2(ctx, params):
+            return page(await mcp.list_tools(), params.cursor)
+
+        mcp._lowlevel_server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools_v2)
+    else:
+        # Re-register the low-level handler with the request-taking signature.
+        # The SDK also calls it with None to refresh its tool cache: answer all then.
+        async def list_tools_v1(req: types.ListToolsRequest) -> types.ListToolsResult:
+            tools = await mcp.list_tools()
+            if req is None:
+                return types.ListToolsResult(tools=tools)
+            return page(tools, req.params.cursor if req.params else None)
+
+        mcp._mcp_server.list_tools()(list_tools_v1)
+
+
+if __name__ == "__main__":
+    if args.stdio:
+        mcp.run("stdio")
+    elif V2:
+        mcp.run("streamable-http", **http)
+    else:
+        mcp.run("streamable-http")
