@@ -4,6 +4,7 @@ mod auth;
 mod create;
 pub mod error;
 pub mod inflight;
+mod mcp;
 mod meta;
 mod resources;
 pub mod sse;
@@ -18,6 +19,7 @@ use windlass_engine::Engine;
 
 pub use error::ApiError;
 pub use inflight::Inflight;
+pub use mcp::McpDirectory;
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -44,6 +46,8 @@ pub struct AppState {
     pub engine: Engine,
     pub inflight: Inflight,
     pub config: Arc<ServerConfig>,
+    /// Configured MCP servers, for `GET /v1/mcp/servers`.
+    pub mcp: Option<Arc<dyn McpDirectory>>,
 }
 
 impl AppState {
@@ -52,7 +56,13 @@ impl AppState {
             engine,
             inflight: Inflight::default(),
             config: Arc::new(config),
+            mcp: None,
         }
+    }
+
+    pub fn with_mcp(mut self, directory: Arc<dyn McpDirectory>) -> Self {
+        self.mcp = Some(directory);
+        self
     }
 }
 
@@ -66,6 +76,7 @@ pub fn router(state: AppState) -> Router {
         .route("/responses/{id}/input_items", get(resources::input_items))
         .route("/responses/{id}/cancel", post(resources::cancel_response))
         .route("/models", get(meta::list_models))
+        .route("/mcp/servers", get(mcp::list_servers))
         .method_not_allowed_fallback(auth::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -9,9 +9,9 @@ use rand::Rng;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use windlass_engine::{ClientFunctions, Engine, EngineConfig, Policy, ToolExecutor};
+use windlass_engine::{ClientFunctions, Engine, EngineConfig, McpHub, Policy, ToolExecutor};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
-use windlass_server::{AppState, ServerConfig};
+use windlass_server::{AppState, McpDirectory, ServerConfig};
 use windlass_store::SqliteStore;
 
 use crate::sse_check::SseCapture;
@@ -26,6 +26,9 @@ pub struct GatewayOptions {
     /// Register seed 001's function executor (client tools -> `requires_action`).
     pub client_functions: bool,
     pub policy: Option<Arc<dyn Policy>>,
+    /// MCP hub (enables `mcp` tools) and the view `GET /v1/mcp/servers` shows.
+    pub mcp: Option<Arc<dyn McpHub>>,
+    pub mcp_directory: Option<Arc<dyn McpDirectory>>,
     pub server: ServerConfig,
     pub provider: ChatProviderConfig,
     /// SQLite file; a fresh temp file when `None`.
@@ -43,6 +46,8 @@ impl Default for GatewayOptions {
             executors: Vec::new(),
             client_functions: true,
             policy: None,
+            mcp: None,
+            mcp_directory: None,
             server: ServerConfig::default(),
             provider,
             db: None,
@@ -99,7 +104,13 @@ impl Gateway {
         if let Some(p) = &opts.policy {
             builder = builder.policy(p.clone());
         }
-        let state = AppState::new(builder.build(), opts.server.clone());
+        if let Some(hub) = &opts.mcp {
+            builder = builder.mcp(hub.clone());
+        }
+        let mut state = AppState::new(builder.build(), opts.server.clone());
+        if let Some(d) = &opts.mcp_directory {
+            state = state.with_mcp(d.clone());
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
