@@ -1,0 +1,31 @@
+//! Windlass tool executors: the engine's MCP port on the official Rust MCP
+//! SDK (`rmcp`).
+//!
+//! [`McpServers`] implements [`windlass_engine::McpHub`]:
+//! - operator-configured servers ([`McpConfig`], the `[mcp]` table), over
+//!   stdio (a child process) or streamable HTTP, connected in the
+//!   background and kept connected, with their tool lists cached;
+//! - servers a request declares by URL, checked by the outbound guard
+//!   ([`ssrf`]) and reached only at the addresses it approved.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use windlass_tools::{McpConfig, McpServers};
+//! let config: McpConfig = Default::default();
+//! let hub = McpServers::start(config); // Arc<McpServers>, usable as Arc<dyn McpHub>
+//! let _ = hub.status();
+//! # }
+//! ```
+
+mod client;
+pub mod config;
+mod configured;
+pub mod content;
+mod hub;
+mod session;
+pub mod ssrf;
+mod transport;
+
+pub use config::{ConfigError, McpConfig, McpServerConfig};
+pub use configured::{ServerState, ServerStatus};
+pub use hub::McpServers;
