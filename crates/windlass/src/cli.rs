@@ -51,6 +51,12 @@ pub struct RunArgs {
     /// Print only the final response object as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// Attach an MCP server: a streamable HTTP URL or a stdio command line,
+    /// optionally named `LABEL=...` (repeatable). Its tools run without
+    /// approval.
+    #[arg(long = "mcp", value_name = "[LABEL=]URL|COMMAND")]
+    pub mcp: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -99,6 +105,16 @@ pub struct ServeArgs {
     /// Log format [default: text].
     #[arg(long, env = "WINDLASS_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
+
+    /// Hosts, IPs or CIDRs that request-declared MCP servers may reach even
+    /// though they are loopback or private (comma-separated; added to
+    /// `[mcp] allow_hosts`).
+    #[arg(
+        long = "mcp-allow-host",
+        env = "WINDLASS_MCP_ALLOW_HOSTS",
+        value_delimiter = ','
+    )]
+    pub mcp_allow_hosts: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq)]

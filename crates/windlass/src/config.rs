@@ -7,6 +7,7 @@ use serde::Deserialize;
 use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_providers::ChatProviderConfig;
 use windlass_server::ServerConfig;
+use windlass_tools::McpConfig;
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
 
@@ -22,6 +23,8 @@ pub enum ConfigError {
         path: String,
         source: toml::de::Error,
     },
+    #[error("[mcp]: {0}")]
+    Mcp(#[from] windlass_tools::ConfigError),
     #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [upstream] url in the config file)")]
     NoUpstream,
 }
@@ -39,6 +42,9 @@ pub struct FileConfig {
     pub agent_loop: LoopFile,
     #[serde(default)]
     pub server: ServerFile,
+    /// MCP servers and the outbound guard for request-declared ones.
+    #[serde(default)]
+    pub mcp: McpConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -80,6 +86,7 @@ pub struct Settings {
     pub provider: ChatProviderConfig,
     pub engine: EngineConfig,
     pub server: ServerConfig,
+    pub mcp: McpConfig,
 }
 
 pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
@@ -149,6 +156,15 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
     server.api_keys = args.api_keys.unwrap_or(file.server.api_keys);
     server.api_keys.retain(|k| !k.is_empty());
 
+    let mut mcp = file.mcp;
+    mcp.allow_hosts.extend(
+        args.mcp_allow_hosts
+            .into_iter()
+            .flatten()
+            .filter(|h| !h.is_empty()),
+    );
+    mcp.validate()?;
+
     Ok(Settings {
         listen: args
             .listen
@@ -165,5 +181,6 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         provider,
         engine,
         server,
+        mcp,
     })
 }

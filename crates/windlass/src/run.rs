@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use tokio::task::JoinHandle;
 use windlass_engine::ModelProvider;
+use windlass_protocol::{McpApprovalMode, McpRequireApproval};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
+use windlass_tools::McpServerConfig;
 
 use crate::cli::RunArgs;
 use crate::config::ConfigError;
@@ -76,6 +78,9 @@ async fn execute(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
     if let Some(s) = &args.system {
         builder = builder.system_prompt(s.clone());
     }
+    for (i, spec) in args.mcp.iter().enumerate() {
+        builder = builder.mcp_server(mcp_server(spec, i)?);
+    }
     let client = Client::new(builder.build()?);
     let started = Instant::now();
     client.query(prompt).await?;
@@ -118,6 +123,27 @@ async fn execute(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
         Some(_) => ExitCode::SUCCESS,
         None => ExitCode::FAILURE,
     })
+}
+
+/// `--mcp [LABEL=]URL|COMMAND` as a server config.
+fn mcp_server(spec: &str, index: usize) -> Result<McpServerConfig, String> {
+    let (label, target) = match spec.split_once('=') {
+        Some((l, t)) if windlass_tools::config::valid_label(l) && !t.is_empty() => {
+            (Some(l.to_owned()), t)
+        }
+        _ => (None, spec),
+    };
+    let mut server = McpServerConfig::default();
+    if target.starts_with("http://") || target.starts_with("https://") {
+        server.url = Some(target.to_owned());
+    } else {
+        let mut words = target.split_whitespace().map(str::to_owned);
+        server.command = Some(words.next().ok_or("--mcp needs a URL or a command")?);
+        server.args = words.collect();
+    }
+    server.label = label.unwrap_or_else(|| format!("mcp{}", index + 1));
+    server.require_approval = Some(McpRequireApproval::Mode(McpApprovalMode::Never));
+    Ok(server)
 }
 
 /// Terminal rendering of the block stream.

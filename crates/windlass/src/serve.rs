@@ -5,8 +5,9 @@ use std::sync::Arc;
 use tracing_subscriber::EnvFilter;
 use windlass_engine::{ClientFunctions, Engine};
 use windlass_providers::ChatCompletionsProvider;
-use windlass_server::AppState;
+use windlass_server::{AppState, McpDirectory};
 use windlass_store::SqliteStore;
+use windlass_tools::McpServers;
 
 use crate::cli::{LogFormat, ServeArgs};
 use crate::config::{resolve, ConfigError};
@@ -43,11 +44,15 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let upstream = settings.provider.base_url.clone();
     let provider = Arc::new(ChatCompletionsProvider::new(settings.provider)?);
     let store = Arc::new(SqliteStore::open(&settings.db).await?);
+    // Configured servers connect in the background; one that is down does
+    // not hold up startup.
+    let mcp = McpServers::start(settings.mcp);
     let engine = Engine::builder(provider, store)
         .executor(Arc::new(ClientFunctions))
+        .mcp(mcp.clone())
         .config(settings.engine)
         .build();
-    let state = AppState::new(engine, settings.server);
+    let state = AppState::new(engine, settings.server).with_mcp(Arc::new(McpView(mcp.clone())));
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -56,7 +61,21 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         })?;
     tracing::info!(listen = %listener.local_addr()?, %upstream, db = %settings.db, "windlass serving");
     windlass_server::serve(listener, state, shutdown_signal()).await?;
+    mcp.shutdown().await;
     Ok(())
+}
+
+/// The operator view of the MCP servers for `GET /v1/mcp/servers`.
+struct McpView(Arc<McpServers>);
+
+impl McpDirectory for McpView {
+    fn servers(&self) -> Vec<serde_json::Value> {
+        self.0
+            .status()
+            .iter()
+            .filter_map(|s| serde_json::to_value(s).ok())
+            .collect()
+    }
 }
 
 async fn shutdown_signal() {

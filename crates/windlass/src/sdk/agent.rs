@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use windlass_engine::ModelProvider;
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
+use windlass_tools::{McpConfig, McpServerConfig, McpServers};
 
 use super::error::BuildError;
 use super::hooks::Hooks;
@@ -32,6 +33,9 @@ pub(crate) struct AgentInner {
     pub max_output_tokens: Option<u64>,
     pub tool_timeout: Option<Duration>,
     pub parallel_tool_calls: Option<bool>,
+    /// Attached MCP servers (their labels and approval rules) and the hub
+    /// that runs them.
+    pub mcp: Option<(Vec<McpServerConfig>, Arc<McpServers>)>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -104,6 +108,7 @@ impl Agent {
                 max_output_tokens: i.max_output_tokens,
                 tool_timeout: i.tool_timeout,
                 parallel_tool_calls: i.parallel_tool_calls,
+                mcp: i.mcp.clone(),
             }),
         }
     }
@@ -127,9 +132,19 @@ pub struct AgentBuilder {
     max_output_tokens: Option<u64>,
     tool_timeout: Option<Duration>,
     parallel_tool_calls: Option<bool>,
+    mcp_servers: Vec<McpServerConfig>,
 }
 
 impl AgentBuilder {
+    /// Attaches an MCP server (stdio `command` or streamable HTTP `url`):
+    /// its tools are offered to the model as `label__tool` and run by the
+    /// engine. Calls run without approval unless the config's
+    /// `require_approval` says otherwise; `PreToolUse` hooks still apply.
+    pub fn mcp_server(mut self, server: McpServerConfig) -> Self {
+        self.mcp_servers.push(server);
+        self
+    }
+
     /// The model name the upstream serves, e.g. `qwen2.5-1.5b`.
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
@@ -238,6 +253,15 @@ impl AgentBuilder {
             }
             (None, None) => return Err(BuildError::MissingUpstream),
         };
+        let mcp = if self.mcp_servers.is_empty() {
+            None
+        } else {
+            let config = McpConfig {
+                servers: self.mcp_servers.clone(),
+                ..McpConfig::default()
+            };
+            Some((self.mcp_servers, McpServers::try_start(config)?))
+        };
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 model,
@@ -251,6 +275,7 @@ impl AgentBuilder {
                 max_output_tokens: self.max_output_tokens,
                 tool_timeout: self.tool_timeout,
                 parallel_tool_calls: self.parallel_tool_calls,
+                mcp,
             }),
         })
     }

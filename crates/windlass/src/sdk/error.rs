@@ -18,6 +18,8 @@ pub enum BuildError {
     ZeroIterations,
     #[error("upstream: {0}")]
     Provider(#[from] ProviderError),
+    #[error("MCP server: {0}")]
+    Mcp(#[from] windlass_tools::ConfigError),
 }
 
 /// Why a [`Client`](super::Client) call was refused. Nothing was sent to the

@@ -141,6 +141,7 @@
 mod agent;
 mod block;
 mod client;
+mod convert;
 mod error;
 mod hooks;
 mod query;
@@ -154,3 +155,4 @@ pub use hooks::{Hooks, PostToolUse, PreToolUse, PromptDecision, ToolDecision, Us
 pub use query::{query, QueryResult};
 pub use tool::{Tool, ToolError, ToolOutcome};
 pub use windlass_protocol::Usage;
+pub use windlass_tools::{McpConfig, McpServerConfig};
