@@ -81,7 +81,7 @@ impl Engine {
         );
         if !run.single_shot {
             let calls = run.pending.clone().into_iter();
-            state.pending = self.classify(&run, calls, &HashSet::new(), 0).await;
+            state.pending = self.classify(&run, calls, &HashSet::new(), 0, false).await;
         }
         let mut usage: Option<Usage> = None;
         let mut run = run;
@@ -155,6 +155,7 @@ impl Engine {
                                 outcome.calls.into_iter(),
                                 &outcome.approvals,
                                 state.turns,
+                                true,
                             )
                             .await
                         };
@@ -241,65 +242,115 @@ impl Engine {
     }
 
     /// Decides, before anything runs, who handles each call of a turn.
+    /// `from_model`: the calls of a model turn (not a continuation's).
     async fn classify(
         &self,
         run: &PreparedRun,
         calls: impl Iterator<Item = ToolCall>,
         approvals: &HashSet<String>,
         turn: u32,
+        from_model: bool,
     ) -> Vec<PendingCall> {
         let inner = &*self.inner;
+        let calls: Vec<ToolCall> = calls.collect();
+        let owners: Vec<CallOwner> = calls
+            .iter()
+            .map(|c| run.tools.owner(&c.name, &inner.executors))
+            .collect();
+        let mut decided: Vec<Option<Disposition>> = vec![None; calls.len()];
+        // First the calls that can pause the turn: client calls and approval requests.
+        for (i, call) in calls.iter().enumerate() {
+            decided[i] = match static_rejection(run, call, &owners[i]) {
+                Some(reject) => Some(reject),
+                None if owners[i] == CallOwner::Client || approvals.contains(&call.call_id) => {
+                    Some(self.decide(run, call, &owners[i], approvals, turn).await)
+                }
+                None => None,
+            };
+        }
+        // A turn that pauses runs none of its server calls now; the
+        // continuation classifies them again, so the policy sees each call
+        // once (seed 004 rate limits count calls).
+        let pauses = from_model
+            && decided
+                .iter()
+                .any(|d| matches!(d, Some(Disposition::Client | Disposition::Approval)));
+        let mut pending = Vec::with_capacity(calls.len());
+        for ((call, owner), slot) in calls.into_iter().zip(owners).zip(decided) {
+            let disposition = match slot {
+                Some(d) => d,
+                None if pauses => Disposition::Execute {
+                    runner: runner(&owner),
+                    arguments: call.arguments.clone(),
+                },
+                None => self.decide(run, &call, &owner, approvals, turn).await,
+            };
+            pending.push(PendingCall { call, disposition });
+        }
+        pending
+    }
+
+    /// The policy's word on one call, and who runs it.
+    async fn decide(
+        &self,
+        run: &PreparedRun,
+        call: &ToolCall,
+        owner: &CallOwner,
+        approvals: &HashSet<String>,
+        turn: u32,
+    ) -> Disposition {
         let ctx = PolicyContext {
             response_id: &run.response.id,
             model: &run.response.model,
             turn,
         };
-        let mut pending = Vec::new();
-        for call in calls {
-            let owner = run.tools.owner(&call.name, &inner.executors);
-            let disposition = if let Some(reason) = run.mcp.denied.get(&call.call_id) {
-                Disposition::Reject(format!("Error: {reason}"))
-            } else if owner == CallOwner::Unknown {
-                Disposition::Reject(format!(
-                    "Error: tool '{}' is not available in this request.",
-                    call.name
-                ))
-            } else if !run.tools.is_allowed(&call.name) {
-                Disposition::Reject(format!(
-                    "Error: tool '{}' is not allowed for this request (allowed_tools).",
-                    call.name
-                ))
-            } else {
-                let def = run.tools.get(&call.name);
-                match inner.policy.before_call(&ctx, &call, def).await {
-                    CallDecision::Deny { reason } => Disposition::Reject(format!(
-                        "Error: tool '{}' was blocked: {reason}",
-                        call.name
-                    )),
-                    CallDecision::RequireApproval => Disposition::Approval,
-                    _ if approvals.contains(&call.call_id) => Disposition::Approval,
-                    decision => {
-                        let arguments = match decision {
-                            CallDecision::AllowWithArguments(a) => a,
-                            _ => call.arguments.clone(),
-                        };
-                        match owner {
-                            CallOwner::Executor(executor) => Disposition::Execute {
-                                runner: Runner::Executor(executor),
-                                arguments,
-                            },
-                            CallOwner::Mcp => Disposition::Execute {
-                                runner: Runner::Mcp,
-                                arguments,
-                            },
-                            _ => Disposition::Client,
-                        }
-                    }
+        let def = run.tools.get(&call.name);
+        match self.inner.policy.before_call(&ctx, call, def).await {
+            CallDecision::Deny { reason } => {
+                Disposition::Reject(format!("Error: tool '{}' was blocked: {reason}", call.name))
+            }
+            CallDecision::RequireApproval => Disposition::Approval,
+            _ if approvals.contains(&call.call_id) => Disposition::Approval,
+            decision => {
+                let arguments = match decision {
+                    CallDecision::AllowWithArguments(a) => a,
+                    _ => call.arguments.clone(),
+                };
+                match owner {
+                    CallOwner::Executor(_) | CallOwner::Mcp => Disposition::Execute {
+                        runner: runner(owner),
+                        arguments,
+                    },
+                    _ => Disposition::Client,
                 }
-            };
-            pending.push(PendingCall { call, disposition });
+            }
         }
-        pending
+    }
+}
+
+/// Calls that are refused whatever the policy says.
+fn static_rejection(run: &PreparedRun, call: &ToolCall, owner: &CallOwner) -> Option<Disposition> {
+    if let Some(reason) = run.mcp.denied.get(&call.call_id) {
+        Some(Disposition::Reject(format!("Error: {reason}")))
+    } else if *owner == CallOwner::Unknown {
+        Some(Disposition::Reject(format!(
+            "Error: tool '{}' is not available in this request.",
+            call.name
+        )))
+    } else if !run.tools.is_allowed(&call.name) {
+        Some(Disposition::Reject(format!(
+            "Error: tool '{}' is not allowed for this request (allowed_tools).",
+            call.name
+        )))
+    } else {
+        None
+    }
+}
+
+fn runner(owner: &CallOwner) -> Runner {
+    match owner {
+        CallOwner::Executor(i) => Runner::Executor(*i),
+        _ => Runner::Mcp,
     }
 }
 
