@@ -7,6 +7,7 @@ usage: fixture_server.py (--port N | --stdio) [--stateless] [--json] [--page-siz
   --stateless    stateless streamable HTTP (no Mcp-Session-Id)
   --json         plain JSON responses instead of SSE streams
   --page-size K  tools/list returns K tools per page, with nextCursor
+  --header-tool  adds `headers()`: the HTTP request headers it received, values reversed
 """
 
 import argparse
@@ -32,6 +33,7 @@ p.add_argument("--stdio", action="store_true")
 p.add_argument("--stateless", action="store_true")
 p.add_argument("--json", action="store_true")
 p.add_argument("--page-size", type=int, default=0)
+p.add_argument("--header-tool", action="store_true")
 args = p.parse_args()
 
 http = dict(host="127.0.0.1", port=args.port, stateless_http=args.stateless, json_response=args.json)
@@ -96,6 +98,20 @@ def multi() -> types.CallToolResult:
 def weather(city: str) -> Weather:
     """Current weather for a city (structured output)"""
     return Weather(city=city, temperature_c=21.5, conditions="sunny")
+
+
+if args.header_tool:
+    if V2:
+        from mcp.server.mcpserver import Context
+    else:
+        from mcp.server.fastmcp import Context
+
+    @mcp.tool()
+    def headers(ctx: Context) -> dict:
+        """The HTTP headers of this call: lower-case names, values reversed (so
+        a test can tell secrets arrived without the output repeating them)"""
+        request = ctx.request_context.request
+        return {k.lower(): v[::-1] for k, v in request.headers.items()} if request is not None else {}
 
 
 def page(tools, cursor):
