@@ -133,3 +133,79 @@ pub(crate) fn model_request(
         stream,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn items(v: serde_json::Value) -> Vec<Item> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn pairs(transcript: &[Item]) -> Vec<(String, String)> {
+        transcript
+            .iter()
+            .filter_map(|i| match i {
+                Item::FunctionCall(c) => Some(("call".to_owned(), c.call_id.clone())),
+                Item::FunctionCallOutput(o) => match &o.output {
+                    ToolOutput::Text(t) => Some((t.clone(), o.call_id.clone())),
+                    ToolOutput::Parts(_) => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_replayed_error_is_the_output_the_model_sees() {
+        let chain = items(json!([
+            {"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "calc", "tools": []},
+            {"type": "mcp_call", "id": "mcp_1", "server_label": "calc", "name": "add",
+             "arguments": "{}", "status": "failed",
+             "error": {"type": "mcp_protocol_error", "code": -32000, "message": "server gone"}},
+            {"type": "mcp_call", "id": "mcp_2", "server_label": "calc", "name": "add",
+             "arguments": "{}", "error": "legacy text error"},
+        ]));
+        let t = upstream_transcript(chain.iter());
+        assert_eq!(
+            pairs(&t),
+            [
+                ("call".to_owned(), "mcp_1".to_owned()),
+                ("Error: server gone".to_owned(), "mcp_1".to_owned()),
+                ("call".to_owned(), "mcp_2".to_owned()),
+                ("Error: legacy text error".to_owned(), "mcp_2".to_owned()),
+            ]
+        );
+        assert!(matches!(&t[0], Item::FunctionCall(c) if c.name == "calc__add"));
+    }
+
+    #[test]
+    fn a_paused_call_is_replayed_once_in_its_latest_version() {
+        let chain = items(json!([
+            {"type": "mcp_call", "id": "mcp_1", "server_label": "calc", "name": "add",
+             "arguments": "{}", "status": "in_progress"},
+            {"type": "function_call_output", "call_id": "c1", "output": "yes"},
+            {"type": "mcp_call", "id": "mcp_1", "server_label": "calc", "name": "add",
+             "arguments": "{}", "status": "completed", "output": "5"},
+        ]));
+        let t = upstream_transcript(chain.iter());
+        assert_eq!(
+            pairs(&t),
+            [
+                ("call".to_owned(), "mcp_1".to_owned()),
+                ("5".to_owned(), "mcp_1".to_owned()),
+                ("yes".to_owned(), "c1".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn qualified_names_fit_what_models_accept() {
+        assert_eq!(mcp_tool_name("calc", "add"), "calc__add");
+        assert_eq!(mcp_tool_name("fs", "read.file/v2"), "fs__read_file_v2");
+        let long = mcp_tool_name("server", &"x".repeat(100));
+        assert_eq!(long.len(), 64);
+        assert_ne!(long, mcp_tool_name("server", &"x".repeat(101)));
+    }
+}
