@@ -3,17 +3,25 @@
 //! Schema (see `migrations/`): `items` holds each item once, `responses` the
 //! resources without their output, and `response_items` the ordered
 //! references of each response, sectioned into history, input and output.
+//! A response's history is mostly not stored with it: it names the response
+//! it continues (`history_parent`), whose transcript comes first.
 
+mod checkpoint;
+mod conn;
 mod read;
 mod write;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::SqlitePool;
+use sqlx::{ConnectOptions, Connection, SqliteConnection};
+use tokio::sync::Mutex;
 use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, StoreError};
 use windlass_protocol::{Item, ResponseResource};
 
+use self::checkpoint::Checkpointer;
+use self::conn::{Readers, Writer};
 use crate::codec::backend;
 
 /// Reference sections, in transcript order.
@@ -21,17 +29,20 @@ pub(crate) const HISTORY: i64 = 0;
 pub(crate) const INPUT: i64 = 1;
 pub(crate) const OUTPUT: i64 = 2;
 
-/// Enough connections for concurrent readers under WAL; SQLite serialises
-/// writers anyway, so more would only add contention.
-const POOL_SIZE: u32 = 8;
+/// Read connections of a file database. Each is a thread of sqlx's; reads
+/// are short (a context load is one query), so a few suffice.
+const READERS: u32 = 4;
 
-/// How long a writer waits for another writer before failing with "busy".
+/// How long a write waits for another process holding the write lock before
+/// failing with "busy". Writers of this process never wait on it: they queue
+/// on the writer mutex.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A [`ResponseStore`] backed by SQLite.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
-    pool: SqlitePool,
+    writer: Arc<Mutex<Writer>>,
+    readers: Readers,
 }
 
 impl SqliteStore {
@@ -49,61 +60,73 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
+        // Checkpoints run on their own connection (see `checkpoint.rs`).
+        let writer_options = options.clone().pragma("wal_autocheckpoint", "0");
+        let writer = Self::migrated(writer_options.connect().await.map_err(backend)?).await?;
+        let checkpoints = Checkpointer::start(&options).await?;
+        // Connections are opened on demand and trusted when handed out: a
+        // liveness ping per acquire was a round trip to the connection's
+        // thread per read, and a local file does not drop connections.
         let pool = SqlitePoolOptions::new()
-            .max_connections(POOL_SIZE)
-            .connect_with(options)
-            .await
-            .map_err(backend)?;
-        Self::migrated(pool).await
+            .max_connections(READERS)
+            .test_before_acquire(false)
+            .connect_lazy_with(options);
+        let writer = Arc::new(Mutex::new(Writer::open(writer, Some(checkpoints)).await?));
+        Ok(SqliteStore {
+            writer,
+            readers: Readers::Pool(pool),
+        })
     }
 
     /// A private in-memory database, for tests.
     ///
-    /// It lives as long as its single connection, so the pool keeps exactly
-    /// one connection open forever; one connection also avoids shared-cache
-    /// table locks.
+    /// It lives as long as its single connection, which therefore serves
+    /// reads as well as writes.
     pub async fn open_in_memory() -> Result<SqliteStore, StoreError> {
         let options = SqliteConnectOptions::new()
             .in_memory(true)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(options)
-            .await
-            .map_err(backend)?;
-        Self::migrated(pool).await
+        let writer = Self::migrated(options.connect().await.map_err(backend)?).await?;
+        let writer = Arc::new(Mutex::new(Writer::open(writer, None).await?));
+        Ok(SqliteStore {
+            writer,
+            readers: Readers::Writer,
+        })
     }
 
-    async fn migrated(pool: SqlitePool) -> Result<SqliteStore, StoreError> {
+    async fn migrated(mut conn: SqliteConnection) -> Result<SqliteConnection, StoreError> {
+        // `run_direct` rather than `run`: `run` goes through `Acquire`, whose
+        // higher-ranked bound makes the caller's future not provably `Send`.
         sqlx::migrate!("./migrations")
-            .run(&pool)
+            .run_direct(&mut conn)
             .await
             .map_err(|e| StoreError::Backend(format!("migration failed: {e}")))?;
-        Ok(SqliteStore { pool })
+        Ok(conn)
     }
 
-    /// Closes every connection, checkpointing the WAL into the main file.
+    /// Closes every connection; the last one checkpoints the WAL into the
+    /// main file.
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.readers.close().await;
+        self.writer.lock().await.close().await;
     }
 }
 
 #[async_trait::async_trait]
 impl ResponseStore for SqliteStore {
     async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError> {
-        write::save(&self.pool, new).await
+        write::save(&self.writer, new).await
     }
 
     async fn get(&self, id: &str) -> Result<Option<ResponseResource>, StoreError> {
-        read::get(&self.pool, id).await
+        let mut conn = self.readers.acquire(&self.writer).await?;
+        read::get(conn.conn()?, id).await
     }
 
     async fn load_context(&self, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
-        read::load_context(&self.pool, id).await
+        let mut conn = self.readers.acquire(&self.writer).await?;
+        read::load_context(conn.conn()?, id).await
     }
 
     async fn input_items(
@@ -111,22 +134,21 @@ impl ResponseStore for SqliteStore {
         id: &str,
         page: &PageRequest,
     ) -> Result<Option<ItemPage>, StoreError> {
-        read::input_items(&self.pool, id, page).await
+        let mut conn = self.readers.acquire(&self.writer).await?;
+        read::input_items(conn.conn()?, id, page).await
     }
 
     async fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        write::delete(&self.pool, id).await
+        write::delete(&self.writer, id).await
     }
 
     async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError> {
-        read::find_item(&self.pool, item_id).await
+        let mut conn = self.readers.acquire(&self.writer).await?;
+        read::find_item(conn.conn()?, item_id).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1")
-            .execute(&self.pool)
-            .await
-            .map(drop)
-            .map_err(backend)
+        let mut conn = self.readers.acquire(&self.writer).await?;
+        conn.conn()?.ping().await.map_err(backend)
     }
 }

@@ -1,6 +1,6 @@
 //! Reads: resources, contexts, input pages and single items.
 
-use sqlx::SqlitePool;
+use sqlx::{Connection, SqliteConnection};
 use windlass_engine::{ItemPage, PageRequest, SortOrder, StoreError};
 use windlass_protocol::{Item, ResponseResource};
 
@@ -9,11 +9,11 @@ use crate::codec::{backend, decode_item, decode_resource};
 
 /// The resource with its output items put back.
 pub(super) async fn get(
-    pool: &SqlitePool,
+    conn: &mut SqliteConnection,
     id: &str,
 ) -> Result<Option<ResponseResource>, StoreError> {
     // One read transaction: the resource and its output from the same snapshot.
-    let mut tx = pool.begin().await.map_err(backend)?;
+    let mut tx = conn.begin().await.map_err(backend)?;
     let body: Option<String> = sqlx::query_scalar("SELECT body FROM responses WHERE id = ?")
         .bind(id)
         .fetch_optional(&mut *tx)
@@ -40,21 +40,33 @@ pub(super) async fn get(
     decode_resource(&body, output).map(Some)
 }
 
-/// History, input and output in one query: the reference primary key is
-/// already in transcript order, so this is a single range scan. The outer
-/// join on `responses` tells "unknown" (no row) from "empty" (one NULL row).
+/// History, input and output in one query. A response's references hold
+/// only its own items (plus history rows inherited when a predecessor was
+/// deleted); the rest of its history is its `history_parent`'s transcript,
+/// so the query walks the chain up and reads each response's references,
+/// oldest response first. Each step is a primary-key lookup and each
+/// response's references one range scan of the primary key.
+///
+/// The outer joins tell "unknown" (no row) from "empty" (one NULL row).
 pub(super) async fn load_context(
-    pool: &SqlitePool,
+    conn: &mut SqliteConnection,
     id: &str,
 ) -> Result<Option<Vec<Item>>, StoreError> {
     let rows: Vec<Option<String>> = sqlx::query_scalar(
-        "SELECT i.body FROM responses p \
-         LEFT JOIN response_items r ON r.response_id = p.id \
+        "WITH RECURSIVE chain (id, depth) AS ( \
+             SELECT id, 0 FROM responses WHERE id = ?1 \
+             UNION ALL \
+             SELECT p.history_parent, c.depth + 1 FROM chain c \
+             JOIN responses p ON p.id = c.id \
+             WHERE p.history_parent IS NOT NULL AND c.depth < ?2) \
+         SELECT i.body FROM chain c \
+         LEFT JOIN response_items r ON r.response_id = c.id \
          LEFT JOIN items i ON i.key = r.item_key \
-         WHERE p.id = ? ORDER BY r.section, r.position",
+         ORDER BY c.depth DESC, r.section, r.position",
     )
     .bind(id)
-    .fetch_all(pool)
+    .bind(MAX_DEPTH)
+    .fetch_all(&mut *conn)
     .await
     .map_err(backend)?;
     if rows.is_empty() {
@@ -67,10 +79,14 @@ pub(super) async fn load_context(
         .map(Some)
 }
 
+/// Chains cannot loop (a response only names an existing, hence older,
+/// response as its parent), but a damaged file could; this bounds the walk.
+const MAX_DEPTH: i64 = 1_000_000;
+
 /// A page of the response's own input, OpenAI style: `after` is an item id,
 /// and the page holds the items that follow it in the requested order.
 pub(super) async fn input_items(
-    pool: &SqlitePool,
+    conn: &mut SqliteConnection,
     id: &str,
     page: &PageRequest,
 ) -> Result<Option<ItemPage>, StoreError> {
@@ -78,7 +94,7 @@ pub(super) async fn input_items(
         SortOrder::Asc => (">", "ASC", -1),
         SortOrder::Desc => ("<", "DESC", i64::MAX),
     };
-    let mut tx = pool.begin().await.map_err(backend)?;
+    let mut tx = conn.begin().await.map_err(backend)?;
 
     let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM responses WHERE id = ?")
         .bind(id)
@@ -136,13 +152,13 @@ pub(super) async fn input_items(
 
 /// The highest key is the most recently stored item with that public id.
 pub(super) async fn find_item(
-    pool: &SqlitePool,
+    conn: &mut SqliteConnection,
     item_id: &str,
 ) -> Result<Option<Item>, StoreError> {
     let body: Option<String> =
         sqlx::query_scalar("SELECT body FROM items WHERE public_id = ? ORDER BY key DESC LIMIT 1")
             .bind(item_id)
-            .fetch_optional(pool)
+            .fetch_optional(&mut *conn)
             .await
             .map_err(backend)?;
     body.as_deref().map(decode_item).transpose()

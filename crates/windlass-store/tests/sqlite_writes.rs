@@ -1,0 +1,177 @@
+//! SQLite write path. History by reference (a response names the response
+//! it continues instead of copying its references): deletes anywhere in a
+//! chain (also twice, also forks), rows in the older copied layout. Saves
+//! through the single writer: big saves, cancelled saves, concurrent saves
+//! with duplicates among them.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{transcript, TempDb, Turn};
+use sqlx::{Connection, SqliteConnection};
+use windlass_engine::{NewResponse, ResponseStore, StoreError};
+use windlass_store::SqliteStore;
+
+async fn context(store: &SqliteStore, id: &str) -> Vec<windlass_protocol::Item> {
+    store.load_context(id).await.expect("load").expect("known")
+}
+
+/// a <- b <- c <- d, plus a fork b <- e. Deleting b, then c, then a keeps
+/// every surviving transcript unchanged.
+#[tokio::test]
+async fn repeated_deletes_and_forks_keep_transcripts() {
+    let db = TempDb::new();
+    let store = SqliteStore::open(&db.path).await.expect("open");
+    let a = Turn::new("a", None, 2, 1);
+    let b = Turn::new("b", Some("a"), 1, 2);
+    let c = Turn::new("c", Some("b"), 1, 1);
+    let d = Turn::new("d", Some("c"), 3, 1);
+    let e = Turn::new("e", Some("b"), 1, 3);
+    for t in [&a, &b, &c, &d, &e] {
+        t.save(&store).await;
+    }
+    let full_d = transcript(&[&a, &b, &c, &d]);
+    let full_e = transcript(&[&a, &b, &e]);
+
+    for gone in ["b", "c", "a"] {
+        assert!(store.delete(gone).await.expect("delete"), "{gone}");
+        assert_eq!(context(&store, "d").await, full_d, "after deleting {gone}");
+        assert_eq!(context(&store, "e").await, full_e, "after deleting {gone}");
+    }
+    // A new continuation of d sees the whole chain.
+    let f = Turn::new("f", Some("d"), 1, 1);
+    f.save(&store).await;
+    assert_eq!(
+        context(&store, "f").await,
+        transcript(&[&a, &b, &c, &d, &f])
+    );
+
+    for id in ["d", "e", "f"] {
+        assert!(store.delete(id).await.expect("delete"));
+    }
+    let mut conn = SqliteConnection::connect(&format!("sqlite:{}", db.path))
+        .await
+        .expect("raw connection");
+    for table in ["items", "response_items", "responses"] {
+        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+            .fetch_one(&mut conn)
+            .await
+            .expect("count");
+        assert_eq!(n, 0, "{table}");
+    }
+}
+
+/// A database written before `history_parent` existed holds the history as
+/// copied section-0 references and no parent; it still loads the same.
+#[tokio::test]
+async fn copied_history_rows_still_load() {
+    let db = TempDb::new();
+    let store = SqliteStore::open(&db.path).await.expect("open");
+    let a = Turn::new("a", None, 1, 2);
+    let b = Turn::new("b", Some("a"), 1, 1);
+    a.save(&store).await;
+    b.save(&store).await;
+
+    let mut conn = SqliteConnection::connect(&format!("sqlite:{}", db.path))
+        .await
+        .expect("raw connection");
+    // Rewrite b into the old layout.
+    sqlx::query(
+        "INSERT INTO response_items (response_id, section, position, item_key) \
+         SELECT 'b', 0, ROW_NUMBER() OVER (ORDER BY section, position) - 1, item_key \
+         FROM response_items WHERE response_id = 'a'; \
+         UPDATE responses SET history_parent = NULL WHERE id = 'b';",
+    )
+    .execute(&mut conn)
+    .await
+    .expect("old layout");
+    assert_eq!(context(&store, "b").await, transcript(&[&a, &b]));
+
+    let c = Turn::new("c", Some("b"), 1, 1);
+    c.save(&store).await;
+    assert!(store.delete("b").await.expect("delete"));
+    assert!(store.delete("a").await.expect("delete"));
+    assert_eq!(context(&store, "c").await, transcript(&[&a, &b, &c]));
+}
+
+/// Thousands of items in one save.
+#[tokio::test]
+async fn big_saves_round_trip() {
+    let db = TempDb::new();
+    let store = SqliteStore::open(&db.path).await.expect("open");
+    let a = Turn::new("a", None, 5000, 300);
+    let b = Turn::new("b", Some("a"), 257, 1);
+    a.save(&store).await;
+    b.save(&store).await;
+    assert_eq!(context(&store, "b").await, transcript(&[&a, &b]));
+    assert_eq!(store.get("a").await.expect("get"), Some(a.resource.clone()));
+    // The newest copy of an id wins, across chunk boundaries too.
+    let found = store.find_item("a_in4999").await.expect("find");
+    assert_eq!(found.as_ref(), a.input.last());
+}
+
+/// A save dropped after it was handed to SQLite leaves no open transaction
+/// behind: the next writes work and see a consistent state.
+#[tokio::test]
+async fn cancelled_save_does_not_wedge_the_writer() {
+    let db = TempDb::new();
+    for store in [
+        SqliteStore::open_in_memory().await.expect("open"),
+        SqliteStore::open(&db.path).await.expect("open"),
+    ] {
+        let a = Turn::new("a", None, 300, 300);
+        let save = store.save(NewResponse {
+            response: &a.resource,
+            input: &a.input,
+        });
+        // Polled once (the batch is sent), then dropped.
+        let _ = tokio::time::timeout(Duration::ZERO, save).await;
+
+        let b = Turn::new("b", None, 1, 1);
+        b.save(&store).await;
+        assert_eq!(context(&store, "b").await, transcript(&[&b]));
+        // `a` either landed whole or not at all.
+        match store.load_context("a").await.expect("load") {
+            Some(items) => assert_eq!(items, transcript(&[&a])),
+            None => assert_eq!(store.find_item("a_in0").await.expect("find"), None),
+        }
+    }
+}
+
+/// Concurrent saves queue on the writer; a duplicate among them fails alone
+/// and every other save lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_duplicates_fail_individually() {
+    let db = TempDb::new();
+    let store = SqliteStore::open(&db.path).await.expect("open");
+    let tasks: Vec<_> = (0..64)
+        .map(|n| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let turn = Turn::new(&format!("t{}", n % 32), None, 1, 1);
+                let result = store
+                    .save(NewResponse {
+                        response: &turn.resource,
+                        input: &turn.input,
+                    })
+                    .await;
+                (n % 32, result)
+            })
+        })
+        .collect();
+    let mut saved = [0; 32];
+    for task in tasks {
+        match task.await.expect("task") {
+            (n, Ok(())) => saved[n] += 1,
+            (n, Err(StoreError::Duplicate(id))) => assert_eq!(id, format!("t{n}")),
+            (_, Err(e)) => panic!("unexpected error: {e}"),
+        }
+    }
+    assert_eq!(saved, [1; 32], "each id saved exactly once");
+    for n in 0..32 {
+        let id = format!("t{n}");
+        let expected = Turn::new(&id, None, 1, 1);
+        assert_eq!(context(&store, &id).await, transcript(&[&expected]));
+    }
+}
