@@ -14,7 +14,7 @@ use windlass_engine::NoEvents;
 use windlass_protocol::CreateResponseRequest;
 
 use crate::error::ApiError;
-use crate::sse::{SseSink, DONE};
+use crate::sse::{body_stream, SseSink, DONE};
 use crate::AppState;
 
 pub async fn create_response(
@@ -49,7 +49,7 @@ pub async fn create_response(
             finished.cancel();
             let _ = done_tx.send(Bytes::from_static(DONE)).await;
         });
-        let body = tokio_stream_from(rx).map(Ok::<_, std::convert::Infallible>);
+        let body = body_stream(rx).map(Ok::<_, std::convert::Infallible>);
         return Response::builder()
             .status(StatusCode::OK)
             .header(header::CONTENT_TYPE, "text/event-stream")
@@ -75,10 +75,6 @@ pub async fn create_response(
         Some(f) => Err(ApiError::from(f)),
         None => Ok(Json(outcome.response).into_response()),
     }
-}
-
-fn tokio_stream_from(mut rx: mpsc::Receiver<Bytes>) -> impl futures::Stream<Item = Bytes> {
-    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
 /// Parses the create body; a wrong-typed field is named in `param`.

@@ -1,6 +1,9 @@
-//! The SSE surface: each event serialized once and written in one piece.
+//! The SSE surface: each event serialized once and written in one piece;
+//! events that are ready together are handed to the HTTP body together.
 
-use bytes::Bytes;
+use std::task::Poll;
+
+use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 use windlass_engine::{EventSink, SinkClosed};
 use windlass_protocol::StreamEvent;
@@ -35,5 +38,62 @@ impl EventSink for SseSink {
 
     async fn send(&mut self, event: StreamEvent) -> Result<(), SinkClosed> {
         self.tx.send(frame(&event)).await.map_err(|_| SinkClosed)
+    }
+}
+
+/// A coalesced body chunk stops growing past this size (a bound on the
+/// copy, not a wait: nothing ever waits for more events).
+const MAX_CHUNK: usize = 64 * 1024;
+
+/// The SSE body: the frames from `rx`, where every frame already queued when
+/// the body is polled goes out in the same chunk.
+///
+/// When the engine outruns the connection (a burst of upstream tokens, a
+/// busy runtime), this turns N queued frames into one body chunk: one pass
+/// through hyper's chunked encoder and one buffer in its `writev` instead
+/// of N. A frame is never held back: the first one is returned as soon as
+/// it is there, with whatever else is there already.
+pub fn body_stream(mut rx: mpsc::Receiver<Bytes>) -> impl futures::Stream<Item = Bytes> {
+    futures::stream::poll_fn(move |cx| {
+        let first = match rx.poll_recv(cx) {
+            Poll::Ready(Some(first)) => first,
+            other => return other,
+        };
+        let Ok(second) = rx.try_recv() else {
+            return Poll::Ready(Some(first));
+        };
+        let mut chunk = BytesMut::with_capacity((first.len() + second.len()) * 4);
+        chunk.extend_from_slice(&first);
+        chunk.extend_from_slice(&second);
+        while chunk.len() < MAX_CHUNK {
+            match rx.try_recv() {
+                Ok(next) => chunk.extend_from_slice(&next),
+                Err(_) => break,
+            }
+        }
+        Poll::Ready(Some(chunk.freeze()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+
+    #[tokio::test]
+    async fn queued_frames_share_a_chunk_and_none_waits() {
+        let (tx, rx) = mpsc::channel(16);
+        let mut body = Box::pin(body_stream(rx));
+        for part in ["a", "b", "c"] {
+            tx.send(Bytes::from(part)).await.expect("send");
+        }
+        assert_eq!(body.next().await, Some(Bytes::from("abc")));
+
+        // A lone frame is delivered alone, at once.
+        tx.send(Bytes::from("d")).await.expect("send");
+        assert_eq!(body.next().await, Some(Bytes::from("d")));
+
+        drop(tx);
+        assert_eq!(body.next().await, None);
     }
 }
