@@ -20,6 +20,10 @@ use crate::Settings;
 /// Name of the server-side tool of the agentic-loop scenario.
 pub const TOOL_NAME: &str = "bench_sleep";
 
+/// The parallel-tools scenario's server-side tool, and how long it sleeps.
+pub const PARALLEL_TOOL_NAME: &str = "bench_sleep_200ms";
+pub const PARALLEL_TOOL_MS: u64 = 200;
+
 /// Long enough never to fire during a run (idle streams stay open for seconds).
 const PROVIDER_TIMEOUT: Duration = Duration::from_secs(3600);
 
@@ -32,6 +36,8 @@ pub struct Bench {
     /// `POST` URL of Windlass's `/v1/responses`.
     pub windlass_url: Arc<str>,
     pub store: Arc<SqliteStore>,
+    /// The engine's `tool_concurrency` in this run.
+    pub tool_concurrency: usize,
     /// The runtime Windlass runs on.
     pub wl: Handle,
     db: PathBuf,
@@ -77,13 +83,26 @@ impl Bench {
             // so every loop is exactly `turns` model turns, each followed by
             // its tool calls, then `incomplete` / `max_turns`.
             max_agentic_turns: s.turns,
-            tool_concurrency: s.tool_calls.max(1),
+            // The shipped default, unless the loop scenario asks for more
+            // parallel calls per turn than it allows.
+            tool_concurrency: s
+                .tool_concurrency
+                .unwrap_or_else(|| EngineConfig::default().tool_concurrency.max(s.tool_calls)),
             ..EngineConfig::default()
         };
-        let mock = MockExecutor::new().tool(
-            TOOL_NAME,
-            MockBehavior::Sleep(s.tool_time, "tool result".to_owned()),
-        );
+        let tool_concurrency = engine_cfg.tool_concurrency;
+        let mock = MockExecutor::new()
+            .tool(
+                TOOL_NAME,
+                MockBehavior::Sleep(s.tool_time, "tool result".to_owned()),
+            )
+            .tool(
+                PARALLEL_TOOL_NAME,
+                MockBehavior::Sleep(
+                    Duration::from_millis(PARALLEL_TOOL_MS),
+                    "tool result".to_owned(),
+                ),
+            );
         let (stop, stopped) = oneshot::channel::<()>();
         let nodelay = s.windlass_nodelay;
         let built = wl
@@ -150,6 +169,7 @@ impl Bench {
             upstream,
             client: client(),
             store,
+            tool_concurrency,
             wl,
             db,
             stop: Some(stop),

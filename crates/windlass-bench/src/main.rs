@@ -36,6 +36,8 @@ pub enum Scenario {
     Stream,
     /// Agentic loop: `--turns` turns of `--tool-calls` parallel server-side calls.
     Loop,
+    /// One turn of 8 parallel server-side tool calls of 200 ms (issue 3).
+    Tools,
     /// `previous_response_id` chain of `--chain-depth`.
     Chain,
     /// `--idle-streams` concurrent idle streams: memory per open stream.
@@ -79,6 +81,10 @@ pub struct Args {
     /// Parallel server-side tool calls per turn.
     #[arg(long, default_value_t = 4)]
     pub tool_calls: usize,
+    /// Windlass's `tool_concurrency` [default: the engine's default, or
+    /// `--tool-calls` if that is higher].
+    #[arg(long)]
+    pub tool_concurrency: Option<usize>,
     /// Duration of one tool call, in ms.
     #[arg(long, default_value_t = 50)]
     pub tool_ms: u64,
@@ -122,6 +128,7 @@ pub struct Settings {
     pub token_delay: Duration,
     pub turns: u32,
     pub tool_calls: usize,
+    pub tool_concurrency: Option<usize>,
     pub tool_time: Duration,
     pub chain_depth: usize,
     pub idle_streams: usize,
@@ -155,6 +162,7 @@ impl Settings {
             token_delay: Duration::from_micros(a.token_delay_us),
             turns: a.turns.max(1),
             tool_calls: a.tool_calls.max(1),
+            tool_concurrency: a.tool_concurrency.map(|n| n.max(1)),
             tool_time: Duration::from_millis(a.tool_ms),
             chain_depth: a.chain_depth.max(1),
             idle_streams: a
@@ -241,6 +249,7 @@ async fn run(
         (Scenario::Json, "json"),
         (Scenario::Stream, "stream"),
         (Scenario::Loop, "loop"),
+        (Scenario::Tools, "tools"),
         (Scenario::Chain, "chain"),
         (Scenario::Idle, "idle"),
     ] {
@@ -255,6 +264,7 @@ async fn run(
             Scenario::Json => scenarios::json::run(&bench, &s).await,
             Scenario::Stream => scenarios::stream::run(&bench, &s).await,
             Scenario::Loop => scenarios::agent_loop::run(&bench, &s).await,
+            Scenario::Tools => scenarios::parallel_tools::run(&bench, &s).await,
             Scenario::Chain => scenarios::chain::run(&bench, &s).await,
             Scenario::Idle => scenarios::idle::run(&bench, &s).await,
             Scenario::All => unreachable!(),
@@ -288,6 +298,7 @@ async fn run(
         "token_delay_us": s.token_delay.as_micros() as u64,
         "turns": s.turns,
         "tool_calls": s.tool_calls,
+        "tool_concurrency": s.tool_concurrency,
         "tool_ms": s.tool_time.as_secs_f64() * 1000.0,
         "chain_depth": s.chain_depth,
         "idle_streams": s.idle_streams,

@@ -4,6 +4,7 @@ pub mod agent_loop;
 pub mod chain;
 pub mod idle;
 pub mod json;
+pub mod parallel_tools;
 pub mod stream;
 
 use std::future::Future;
