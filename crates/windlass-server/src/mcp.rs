@@ -14,10 +14,6 @@ pub trait McpDirectory: Send + Sync {
 }
 
 pub(crate) async fn list_servers(State(state): State<AppState>) -> Json<Value> {
-    let data = state
-        .mcp
-        .as_ref()
-        .map(|d| d.servers())
-        .unwrap_or_default();
+    let data = state.mcp.as_ref().map(|d| d.servers()).unwrap_or_default();
     Json(json!({"object": "list", "data": data}))
 }
