@@ -7,6 +7,7 @@ usage: fixture_server.py (--port N | --stdio) [--stateless] [--json] [--page-siz
   --stateless    stateless streamable HTTP (no Mcp-Session-Id)
   --json         plain JSON responses instead of SSE streams
   --page-size K  tools/list returns K tools per page, with nextCursor
+  --dynamic      adds `grow()`: registers a tool `extra` and sends tools/list_changed
   --header-tool  adds `headers()`: the HTTP request headers it received, values reversed
 """
 
@@ -34,6 +35,7 @@ p.add_argument("--stateless", action="store_true")
 p.add_argument("--json", action="store_true")
 p.add_argument("--page-size", type=int, default=0)
 p.add_argument("--header-tool", action="store_true")
+p.add_argument("--dynamic", action="store_true")
 args = p.parse_args()
 
 http = dict(host="127.0.0.1", port=args.port, stateless_http=args.stateless, json_response=args.json)
@@ -112,6 +114,24 @@ if args.header_tool:
         a test can tell secrets arrived without the output repeating them)"""
         request = ctx.request_context.request
         return {k.lower(): v[::-1] for k, v in request.headers.items()} if request is not None else {}
+
+
+if args.dynamic:
+    if V2:
+        from mcp.server.mcpserver import Context
+    else:
+        from mcp.server.fastmcp import Context
+
+    def extra() -> str:
+        """A tool that appeared at runtime"""
+        return "extra"
+
+    @mcp.tool()
+    async def grow(ctx: Context) -> str:
+        """Adds the tool `extra` and tells the client its tool list changed"""
+        mcp.add_tool(extra)
+        await ctx.request_context.session.send_tool_list_changed()
+        return "grown"
 
 
 def page(tools, cursor):
