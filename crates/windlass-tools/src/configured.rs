@@ -206,14 +206,15 @@ impl Configured {
             );
             {
                 let mut h = self.health();
-                h.state = ServerState::Connected;
                 h.last_error = None;
                 h.listed = false;
                 h.protocol_version = version;
             }
             // A new session may serve a different tool list (the server was
-            // upgraded or respawned).
+            // upgraded or respawned). Operators see `connected` only once the
+            // list is in, so a connected server never shows stale tools.
             self.relist(&lease.session, timeout, cancel).await?;
+            self.health().state = ServerState::Connected;
         }
         Ok(lease.session)
     }
