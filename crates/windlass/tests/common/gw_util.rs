@@ -84,28 +84,36 @@ pub fn assert_api_error(status: u16, body: &Value, expected: u16) -> Value {
     assert_error_shape(body).clone()
 }
 
-/// Runs `sqlite3` on the gateway's database. `None` when the CLI is missing
-/// (the DB-level assertions are then skipped, with a note on stderr).
+/// Runs `sql` read-only on the gateway's database with the `sqlite3` CLI,
+/// or, where it is not installed (a fresh CI machine), with Python's
+/// built-in `sqlite3` module, printing rows the way the CLI does. Never
+/// skips: a DB-level check that cannot run fails. Always `Some`.
 pub fn sqlite(db: &Path, sql: &str) -> Option<String> {
-    match Command::new("sqlite3")
-        .arg("-readonly")
-        .arg(db)
-        .arg(sql)
-        .output()
-    {
-        Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
-        Ok(out) => panic!(
-            "sqlite3 failed on {sql}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(e) => {
-            eprintln!("note: sqlite3 CLI not available ({e}); skipping a DB-level check");
-            None
-        }
-    }
+    let out = match Command::new("sqlite3").arg("-readonly").arg(db).arg(sql).output() {
+        Ok(out) => out,
+        Err(_) => Command::new("python3")
+            .arg("-c")
+            .arg(PY_SQLITE)
+            .arg(db)
+            .arg(sql)
+            .output()
+            .unwrap_or_else(|e| panic!("neither sqlite3 nor python3 can run ({e}): {sql}")),
+    };
+    assert!(
+        out.status.success(),
+        "sqlite query failed on {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Number of rows in the `responses` table (`None`: sqlite3 not available).
+/// `sqlite3 -readonly DB SQL` in Python: rows as `a|b|c`, NULL as empty.
+const PY_SQLITE: &str = "import sqlite3, sys\n\
+c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)\n\
+for r in c.execute(sys.argv[2]):\n    \
+print('|'.join('' if v is None else str(v) for v in r))\n";
+
+/// Number of rows in the `responses` table.
 pub fn stored_response_count(gw: &Gateway) -> Option<usize> {
     sqlite(&gw.db, "SELECT count(*) FROM responses;").map(|s| {
         s.trim()
@@ -114,7 +122,7 @@ pub fn stored_response_count(gw: &Gateway) -> Option<usize> {
     })
 }
 
-/// Number of rows in the `items` table (`None`: sqlite3 not available).
+/// Number of rows in the `items` table.
 pub fn stored_item_count(gw: &Gateway) -> Option<usize> {
     sqlite(&gw.db, "SELECT count(*) FROM items;").map(|s| {
         s.trim()
@@ -146,7 +154,7 @@ pub fn stored_statuses(gw: &Gateway) -> Option<Vec<(String, String, String)>> {
 }
 
 /// Polls the DB until some response is stored with `status`; returns its
-/// `(id, status, error.code)`. `None` when sqlite3 is not available.
+/// `(id, status, error.code)`.
 pub async fn wait_db_status(
     gw: &Gateway,
     status: &str,
@@ -165,7 +173,7 @@ pub async fn wait_db_status(
     }
 }
 
-/// Asserts nothing at all was written to the database (when sqlite3 exists).
+/// Asserts nothing at all was written to the database.
 pub fn assert_db_empty(gw: &Gateway, what: &str) {
     if let Some(n) = stored_response_count(gw) {
         assert_eq!(n, 0, "{what}: responses were stored");
