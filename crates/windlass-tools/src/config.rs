@@ -320,17 +320,14 @@ impl McpServerConfig {
     }
 }
 
+/// The same check the HTTP transport applies when it sends the header.
 fn check_header(label: &str, name: &str, value: &str) -> Result<(), ConfigError> {
-    let ok = http::HeaderName::from_bytes(name.as_bytes()).is_ok()
-        && http::HeaderValue::from_str(value).is_ok();
-    if ok {
-        Ok(())
-    } else {
-        Err(ConfigError::BadHeader {
+    crate::transport::header_map(&[(name.to_owned(), value.to_owned())])
+        .map(|_| ())
+        .map_err(|_| ConfigError::BadHeader {
             label: label.to_owned(),
             name: name.to_owned(),
         })
-    }
 }
 
 #[cfg(test)]

@@ -153,8 +153,14 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
     if let Some(n) = file.server.max_body_bytes {
         server.max_body_bytes = n;
     }
-    server.api_keys = args.api_keys.unwrap_or(file.server.api_keys);
-    server.api_keys.retain(|k| !k.is_empty());
+    // An empty `--api-keys ""` / `WINDLASS_API_KEYS=` (an unset variable in
+    // a compose file) must not silently turn the file's authentication off.
+    let non_empty =
+        |keys: Vec<String>| -> Vec<String> { keys.into_iter().filter(|k| !k.is_empty()).collect() };
+    server.api_keys = match args.api_keys.map(non_empty) {
+        Some(keys) if !keys.is_empty() => keys,
+        _ => non_empty(file.server.api_keys),
+    };
 
     let mut mcp = file.mcp;
     mcp.allow_hosts.extend(
@@ -183,4 +189,45 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         server,
         mcp,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn resolve_with(extra: &[&str]) -> Settings {
+        let dir = std::env::temp_dir().join(format!("windlass-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("windlass.toml");
+        std::fs::write(&file, "[server]\napi_keys = [\"sk-file\"]\n").unwrap();
+        let mut argv = vec![
+            "windlass",
+            "serve",
+            "--upstream",
+            "http://127.0.0.1:1/v1",
+            "--config",
+            file.to_str().unwrap(),
+        ];
+        argv.extend_from_slice(extra);
+        let Command::Serve(args) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not serve");
+        };
+        resolve(args).unwrap()
+    }
+
+    #[test]
+    fn an_empty_api_keys_value_keeps_the_file_keys() {
+        assert_eq!(resolve_with(&[]).server.api_keys, ["sk-file"]);
+        assert_eq!(
+            resolve_with(&["--api-keys", ""]).server.api_keys,
+            ["sk-file"]
+        );
+        assert_eq!(
+            resolve_with(&["--api-keys", "sk-a,,sk-b"]).server.api_keys,
+            ["sk-a", "sk-b"]
+        );
+    }
 }

@@ -74,7 +74,7 @@ async fn execute(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
         .model(model)
         .provider(provider)
         .auto_execute_tools(true)
-        .max_tool_iterations(args.max_turns.max(1));
+        .max_tool_iterations(args.max_turns);
     if let Some(s) = &args.system {
         builder = builder.system_prompt(s.clone());
     }

@@ -73,7 +73,12 @@ impl McpDirectory for McpView {
         self.0
             .status()
             .iter()
-            .filter_map(|s| serde_json::to_value(s).ok())
+            .map(|s| {
+                serde_json::to_value(s).unwrap_or_else(|e| {
+                    tracing::warn!(mcp_server = %s.label, error = %e, "cannot show MCP server status");
+                    serde_json::json!({"label": s.label, "last_error": e.to_string()})
+                })
+            })
             .collect()
     }
 }

@@ -71,8 +71,8 @@ async fn run_streams_the_answer_and_ends_with_a_summary() {
 #[tokio::test]
 async fn run_shows_tool_calls_and_their_results() {
     let up = FakeUpstream::start().await;
-    // `windlass run` has no tools yet (MCP comes later): the call is unknown,
-    // shown, and fed back as an error.
+    // No `--mcp` server is attached: the call is unknown, shown, and fed
+    // back as an error.
     up.push(Reply::tool_call("get_weather", r#"{"city":"Paris"}"#));
     up.push(Reply::text("I cannot check the weather."));
     let out = windlass(args(&up, &["Weather in Paris?"])).await;
@@ -145,4 +145,27 @@ async fn run_picks_the_upstream_model_when_none_is_given() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(up.last_request().unwrap()["model"], "qwen2.5-1.5b");
+}
+
+#[tokio::test]
+async fn run_attaches_an_mcp_server() {
+    let up = FakeUpstream::start().await;
+    up.push(Reply::tool_call("calc__add", r#"{"a":17,"b":25}"#));
+    up.push(Reply::text("It is 42."));
+    let (python, script) = windlass_testkit::mcp::python_stdio_command(windlass_testkit::PyMcp::V2);
+    let spec = format!("calc={python} {}", script.join(" "));
+    let out = windlass(args(&up, &["--mcp", &spec, "What is 17 + 25?"])).await;
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("calc__add"), "{text}");
+    assert!(text.contains("42"), "{text}");
+    // The model saw the MCP result as a tool message.
+    let last = up.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["content"], "42");
 }

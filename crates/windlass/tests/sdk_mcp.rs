@@ -2,7 +2,10 @@
 //! written with the Python `mcp` package) against the scripted upstream.
 
 use futures::StreamExt;
-use windlass::sdk::{Agent, Block, Client, McpServerConfig, Message, Termination, ToolErrorKind};
+use windlass::sdk::{
+    query, Agent, Block, BuildError, Client, McpServerConfig, Message, Termination, ToolErrorKind,
+};
+use windlass_protocol::{McpApprovalMode, McpRequireApproval};
 use windlass_testkit::mcp::{python_stdio_command, PyMcp};
 use windlass_testkit::{FakeUpstream, Reply};
 
@@ -116,4 +119,35 @@ async fn mcp_tool_errors_become_tool_use_errors() {
             ..
         })
     ));
+}
+
+#[tokio::test]
+async fn approval_rules_the_sdk_cannot_answer_are_refused() {
+    let up = FakeUpstream::start().await;
+    let server = McpServerConfig {
+        require_approval: Some(McpRequireApproval::Mode(McpApprovalMode::Always)),
+        ..calc_server()
+    };
+    let built = Agent::builder()
+        .model("m")
+        .base_url(up.base_url())
+        .mcp_server(server)
+        .build();
+    assert!(
+        matches!(built, Err(BuildError::McpApproval(ref l)) if l == "calc"),
+        "{built:?}"
+    );
+}
+
+#[tokio::test]
+async fn standalone_query_runs_no_mcp_tool() {
+    let up = FakeUpstream::start().await;
+    up.push(Reply::text("no tools here"));
+    let result = query(&agent(&up), "hi").await.unwrap();
+    assert_eq!(result.text, "no tools here");
+    let tools = &up.requests()[0]["tools"];
+    assert!(
+        tools.as_array().is_none_or(|t| t.is_empty()),
+        "query() offered tools it would run: {tools}"
+    );
 }

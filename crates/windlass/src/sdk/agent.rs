@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use windlass_engine::ModelProvider;
+use windlass_protocol::{McpApprovalMode, McpRequireApproval};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
 use windlass_tools::{McpConfig, McpServerConfig, McpServers};
 
@@ -89,9 +90,10 @@ impl Agent {
         self.inner.max_tool_iterations
     }
 
-    /// The same agent in manual mode (what the standalone `query()` uses).
+    /// The same agent in manual mode and without MCP servers: what the
+    /// standalone `query()` uses, which never runs a tool.
     pub(crate) fn manual(&self) -> Agent {
-        if !self.inner.auto_execute_tools {
+        if !self.inner.auto_execute_tools && self.inner.mcp.is_none() {
             return self.clone();
         }
         let i = &self.inner;
@@ -108,7 +110,8 @@ impl Agent {
                 max_output_tokens: i.max_output_tokens,
                 tool_timeout: i.tool_timeout,
                 parallel_tool_calls: i.parallel_tool_calls,
-                mcp: i.mcp.clone(),
+                // Manual mode runs no tools itself, so MCP servers are not attached.
+                mcp: None,
             }),
         }
     }
@@ -138,8 +141,8 @@ pub struct AgentBuilder {
 impl AgentBuilder {
     /// Attaches an MCP server (stdio `command` or streamable HTTP `url`):
     /// its tools are offered to the model as `label__tool` and run by the
-    /// engine. Calls run without approval unless the config's
-    /// `require_approval` says otherwise; `PreToolUse` hooks still apply.
+    /// engine without approval items (`require_approval` may only be
+    /// `"never"`); `PreToolUse` hooks gate them like any tool.
     pub fn mcp_server(mut self, server: McpServerConfig) -> Self {
         self.mcp_servers.push(server);
         self
@@ -253,6 +256,16 @@ impl AgentBuilder {
             }
             (None, None) => return Err(BuildError::MissingUpstream),
         };
+        // The SDK gates calls with hooks; it has no way to answer an
+        // approval request, so a rule that would produce one is refused.
+        let never = McpRequireApproval::Mode(McpApprovalMode::Never);
+        if let Some(s) = self
+            .mcp_servers
+            .iter()
+            .find(|s| s.require_approval.as_ref().is_some_and(|r| *r != never))
+        {
+            return Err(BuildError::McpApproval(s.label.clone()));
+        }
         let mcp = if self.mcp_servers.is_empty() {
             None
         } else {

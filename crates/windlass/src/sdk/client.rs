@@ -286,12 +286,7 @@ impl Client {
                 authorization: None,
                 allowed_tools: None,
                 // The SDK gates calls with hooks, not approval items.
-                require_approval: Some(
-                    server
-                        .require_approval
-                        .clone()
-                        .unwrap_or(McpRequireApproval::Mode(McpApprovalMode::Never)),
-                ),
+                require_approval: Some(McpRequireApproval::Mode(McpApprovalMode::Never)),
             }));
         }
         CreateResponseRequest {

@@ -20,6 +20,9 @@ pub enum BuildError {
     Provider(#[from] ProviderError),
     #[error("MCP server: {0}")]
     Mcp(#[from] windlass_tools::ConfigError),
+    /// The SDK cannot answer approval requests; gate calls with hooks instead.
+    #[error("MCP server '{0}': require_approval must be \"never\" in the SDK (gate calls with a PreToolUse hook)")]
+    McpApproval(String),
 }
 
 /// Why a [`Client`](super::Client) call was refused. Nothing was sent to the

@@ -89,7 +89,12 @@ pub fn assert_api_error(status: u16, body: &Value, expected: u16) -> Value {
 /// built-in `sqlite3` module, printing rows the way the CLI does. Never
 /// skips: a DB-level check that cannot run fails. Always `Some`.
 pub fn sqlite(db: &Path, sql: &str) -> Option<String> {
-    let out = match Command::new("sqlite3").arg("-readonly").arg(db).arg(sql).output() {
+    let out = match Command::new("sqlite3")
+        .arg("-readonly")
+        .arg(db)
+        .arg(sql)
+        .output()
+    {
         Ok(out) => out,
         Err(_) => Command::new("python3")
             .arg("-c")
