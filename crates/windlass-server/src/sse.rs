@@ -20,8 +20,11 @@ pub fn frame(event: &StreamEvent) -> Bytes {
     buf.extend_from_slice(b"event: ");
     buf.extend_from_slice(kind.as_bytes());
     buf.extend_from_slice(b"\ndata: ");
-    if serde_json::to_writer(&mut buf, event).is_err() {
-        // Serializing our own types cannot fail; keep the stream well-formed regardless.
+    if let Err(e) = serde_json::to_writer(&mut buf, event) {
+        // Serializing our own types cannot fail; if it ever does, say so and
+        // keep the stream well-formed.
+        tracing::error!(event = kind, error = %e, "cannot serialize a stream event");
+        buf.truncate(b"event: \ndata: ".len() + kind.len());
         buf.extend_from_slice(b"{}");
     }
     buf.extend_from_slice(b"\n\n");
