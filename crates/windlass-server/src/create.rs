@@ -8,13 +8,12 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures::StreamExt;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::NoEvents;
 use windlass_protocol::CreateResponseRequest;
 
 use crate::error::ApiError;
-use crate::sse::{body_stream, SseSink, DONE};
+use crate::sse::SseBody;
 use crate::AppState;
 
 pub async fn create_response(
@@ -29,27 +28,16 @@ pub async fn create_response(
     let engine = app.engine.clone();
 
     if prepared.stream() {
-        let (tx, rx) = mpsc::channel::<Bytes>(app.config.sse_buffer);
-        let done_tx = tx.clone();
-        // Notices a client that hangs up while nothing is being written (a
-        // long tool call, a silent upstream) and cancels the response then.
-        let watch_tx = tx.clone();
-        let finished = CancellationToken::new();
-        let (watch_cancel, watch_finished) = (cancel.clone(), finished.clone());
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = watch_tx.closed() => watch_cancel.cancel(),
-                _ = watch_finished.cancelled() => {}
-            }
-        });
-        tokio::spawn(async move {
-            let mut sink = SseSink { tx };
-            let outcome = engine.run(prepared, &mut sink, cancel).await;
-            registration.finish(&outcome.response);
-            finished.cancel();
-            let _ = done_tx.send(Bytes::from_static(DONE)).await;
-        });
-        let body = body_stream(rx).map(Ok::<_, std::convert::Infallible>);
+        let body = SseBody::new(
+            app.config.sse_buffer_bytes,
+            cancel.clone(),
+            |mut sink| async move {
+                let outcome = engine.run(prepared, &mut sink, cancel).await;
+                registration.finish(&outcome.response);
+                sink.done();
+            },
+        );
+        let body = body.map(Ok::<_, std::convert::Infallible>);
         return Response::builder()
             .status(StatusCode::OK)
             .header(header::CONTENT_TYPE, "text/event-stream")

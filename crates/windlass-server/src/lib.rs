@@ -27,8 +27,9 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Accepted bearer tokens; empty: no authentication.
     pub api_keys: Vec<String>,
-    /// Events buffered per SSE stream before the engine waits for the client.
-    pub sse_buffer: usize,
+    /// Bytes of framed events buffered per SSE stream before the engine
+    /// waits for the client to read.
+    pub sse_buffer_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -36,7 +37,7 @@ impl Default for ServerConfig {
         ServerConfig {
             max_body_bytes: 32 * 1024 * 1024,
             api_keys: Vec::new(),
-            sse_buffer: 64,
+            sse_buffer_bytes: 64 * 1024,
         }
     }
 }

@@ -1,37 +1,75 @@
-//! The SSE surface: each event serialized once and written in one piece;
-//! events that are ready together are handed to the HTTP body together.
+//! The SSE surface: the engine runs inside the response body.
+//!
+//! The run is polled by the HTTP connection's own task whenever the body is
+//! polled, and writes framed events into an outbox the body drains. A
+//! streamed token thus costs one task wake-up (upstream bytes in, SSE bytes
+//! out), not three (upstream reader, engine task, channel to the connection
+//! task). Everything the run framed since the last poll leaves as one chunk.
+//!
+//! A client that hangs up makes hyper drop the body: the run is then
+//! cancelled and moved to a task of its own, so it still ends in a defined,
+//! stored status.
 
-use std::task::Poll;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
 
-use bytes::{Bytes, BytesMut};
-use tokio::sync::mpsc;
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio_util::sync::CancellationToken;
 use windlass_engine::{EventSink, SinkClosed};
 use windlass_protocol::StreamEvent;
 
-/// Frames events as `event: X\ndata: {json}\n\n` into a channel the HTTP
-/// body reads from. A dropped body (client gone) makes `send` fail.
-pub struct SseSink {
-    pub tx: mpsc::Sender<Bytes>,
+pub const DONE: &[u8] = b"data: [DONE]\n\n";
+
+/// Framed bytes written by the run, not yet taken by the body.
+#[derive(Default)]
+struct Outbox {
+    buf: BytesMut,
+    /// The body is gone: nobody will read again.
+    closed: bool,
+    /// A send waiting for the body to drain a full outbox.
+    waiting: Option<Waker>,
 }
 
-pub fn frame(event: &StreamEvent) -> Bytes {
+type Shared = Arc<Mutex<Outbox>>;
+
+/// The run and the body share one task, so this lock is never contended;
+/// it exists because the body must be `Send`.
+fn lock(outbox: &Shared) -> MutexGuard<'_, Outbox> {
+    outbox.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Frames events as `event: X\ndata: {json}\n\n` straight into the outbox.
+pub struct SseSink {
+    outbox: Shared,
+    /// Past this many unread bytes, `send` waits for the client.
+    limit: usize,
+}
+
+impl SseSink {
+    /// Appends the `[DONE]` sentinel that ends an OpenAI-style stream.
+    pub fn done(&self) {
+        lock(&self.outbox).buf.extend_from_slice(DONE);
+    }
+}
+
+/// Writes one frame at the end of `buf`.
+fn frame_into(buf: &mut BytesMut, event: &StreamEvent) {
     let kind = event.event_type();
-    let mut buf = Vec::with_capacity(256);
+    let start = buf.len();
     buf.extend_from_slice(b"event: ");
     buf.extend_from_slice(kind.as_bytes());
     buf.extend_from_slice(b"\ndata: ");
-    if let Err(e) = serde_json::to_writer(&mut buf, event) {
+    if let Err(e) = serde_json::to_writer(buf.writer(), event) {
         // Serializing our own types cannot fail; if it ever does, say so and
-        // keep the stream well-formed.
+        // drop the partial frame rather than break the stream's framing.
         tracing::error!(event = kind, error = %e, "cannot serialize a stream event");
-        buf.truncate(b"event: \ndata: ".len() + kind.len());
-        buf.extend_from_slice(b"{}");
+        buf.truncate(start);
+        return;
     }
     buf.extend_from_slice(b"\n\n");
-    Bytes::from(buf)
 }
-
-pub const DONE: &[u8] = b"data: [DONE]\n\n";
 
 #[async_trait::async_trait]
 impl EventSink for SseSink {
@@ -40,63 +78,183 @@ impl EventSink for SseSink {
     }
 
     async fn send(&mut self, event: StreamEvent) -> Result<(), SinkClosed> {
-        self.tx.send(frame(&event)).await.map_err(|_| SinkClosed)
+        let mut event = Some(event);
+        std::future::poll_fn(|cx| {
+            let mut outbox = lock(&self.outbox);
+            if outbox.closed {
+                return Poll::Ready(Err(SinkClosed));
+            }
+            if outbox.buf.len() >= self.limit {
+                outbox.waiting = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            if let Some(event) = event.take() {
+                frame_into(&mut outbox.buf, &event);
+            }
+            Poll::Ready(Ok(()))
+        })
+        .await
     }
 }
 
-/// A coalesced body chunk stops growing past this size (a bound on the
-/// copy, not a wait: nothing ever waits for more events).
-const MAX_CHUNK: usize = 64 * 1024;
+type Run = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// The SSE body: the frames from `rx`, where every frame already queued when
-/// the body is polled goes out in the same chunk.
-///
-/// When the engine outruns the connection (a burst of upstream tokens, a
-/// busy runtime), this turns N queued frames into one body chunk: one pass
-/// through hyper's chunked encoder and one buffer in its `writev` instead
-/// of N. A frame is never held back: the first one is returned as soon as
-/// it is there, with whatever else is there already.
-pub fn body_stream(mut rx: mpsc::Receiver<Bytes>) -> impl futures::Stream<Item = Bytes> {
-    futures::stream::poll_fn(move |cx| {
-        let first = match rx.poll_recv(cx) {
-            Poll::Ready(Some(first)) => first,
-            other => return other,
+/// The SSE response body: drives the run and hands out what it framed.
+pub struct SseBody {
+    /// `None` once the run has finished.
+    run: Option<Run>,
+    outbox: Shared,
+    cancel: CancellationToken,
+}
+
+impl SseBody {
+    /// A body whose run is `start(sink)`; `cancel` is the run's token, fired
+    /// if the client leaves before the run ends.
+    pub fn new<F, Fut>(limit: usize, cancel: CancellationToken, start: F) -> SseBody
+    where
+        F: FnOnce(SseSink) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let outbox = Shared::default();
+        let sink = SseSink {
+            outbox: outbox.clone(),
+            limit: limit.max(1),
         };
-        let Ok(second) = rx.try_recv() else {
-            return Poll::Ready(Some(first));
-        };
-        let mut chunk = BytesMut::with_capacity((first.len() + second.len()) * 4);
-        chunk.extend_from_slice(&first);
-        chunk.extend_from_slice(&second);
-        while chunk.len() < MAX_CHUNK {
-            match rx.try_recv() {
-                Ok(next) => chunk.extend_from_slice(&next),
-                Err(_) => break,
+        SseBody {
+            run: Some(Box::pin(start(sink))),
+            outbox,
+            cancel,
+        }
+    }
+}
+
+impl futures::Stream for SseBody {
+    type Item = Bytes;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let this = self.get_mut();
+        if let Some(run) = this.run.as_mut() {
+            if run.as_mut().poll(cx).is_ready() {
+                this.run = None;
             }
         }
-        Poll::Ready(Some(chunk.freeze()))
-    })
+        let mut outbox = lock(&this.outbox);
+        if !outbox.buf.is_empty() {
+            let chunk = outbox.buf.split().freeze();
+            if let Some(waker) = outbox.waiting.take() {
+                waker.wake();
+            }
+            return Poll::Ready(Some(chunk));
+        }
+        if this.run.is_none() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for SseBody {
+    fn drop(&mut self) {
+        lock(&self.outbox).closed = true;
+        let Some(run) = self.run.take() else {
+            return;
+        };
+        // The client left mid-run: stop the work, but let the run record
+        // how it ended. Outside a runtime (shutting down) it cannot go on.
+        self.cancel.cancel();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(run);
+            }
+            Err(_) => tracing::warn!("stream dropped outside a runtime; its run is abandoned"),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use futures::StreamExt;
+    use windlass_protocol::EventData;
+
+    fn event(n: u64) -> StreamEvent {
+        StreamEvent {
+            data: EventData::OutputTextDelta {
+                item_id: "msg_1".into(),
+                output_index: 0,
+                content_index: 0,
+                delta: format!("t{n}"),
+                logprobs: Vec::new(),
+            },
+            sequence_number: n,
+        }
+    }
 
     #[tokio::test]
-    async fn queued_frames_share_a_chunk_and_none_waits() {
-        let (tx, rx) = mpsc::channel(16);
-        let mut body = Box::pin(body_stream(rx));
-        for part in ["a", "b", "c"] {
-            tx.send(Bytes::from(part)).await.expect("send");
-        }
-        assert_eq!(body.next().await, Some(Bytes::from("abc")));
-
-        // A lone frame is delivered alone, at once.
-        tx.send(Bytes::from("d")).await.expect("send");
-        assert_eq!(body.next().await, Some(Bytes::from("d")));
-
-        drop(tx);
+    async fn frames_ready_together_share_a_chunk_and_the_run_ends_the_body() {
+        let (step_tx, mut step_rx) = tokio::sync::mpsc::channel::<()>(1);
+        let mut body = SseBody::new(1 << 16, CancellationToken::new(), |mut sink| async move {
+            sink.send(event(0)).await.expect("open");
+            sink.send(event(1)).await.expect("open");
+            step_rx.recv().await;
+            sink.send(event(2)).await.expect("open");
+            sink.done();
+        });
+        let first = body.next().await.expect("chunk");
+        let text = std::str::from_utf8(&first).expect("utf-8");
+        assert!(text.starts_with("event: response.output_text.delta\ndata: {"));
+        assert_eq!(text.matches("\n\n").count(), 2, "{text}");
+        step_tx.send(()).await.expect("run waiting");
+        let second = body.next().await.expect("chunk");
+        assert!(second.ends_with(DONE));
+        assert!(std::str::from_utf8(&second)
+            .expect("utf-8")
+            .contains("\"t2\""));
         assert_eq!(body.next().await, None);
+    }
+
+    #[tokio::test]
+    async fn a_full_outbox_waits_for_the_client() {
+        let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = sent.clone();
+        let mut body = SseBody::new(1, CancellationToken::new(), |mut sink| async move {
+            for n in 0..3 {
+                sink.send(event(n)).await.expect("open");
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        // Limit 1 byte: each poll lets exactly one more frame in.
+        for n in 0..3u64 {
+            let chunk = body.next().await.expect("chunk");
+            assert!(std::str::from_utf8(&chunk)
+                .expect("utf-8")
+                .contains(&format!("\"t{n}\"")));
+            assert_eq!(
+                chunk.iter().filter(|&&b| b == b'\n').count(),
+                3,
+                "one frame per chunk"
+            );
+        }
+        assert_eq!(body.next().await, None);
+        assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_body_cancels_the_run_and_lets_it_finish() {
+        let cancel = CancellationToken::new();
+        let (end_tx, end_rx) = tokio::sync::oneshot::channel();
+        let token = cancel.clone();
+        let mut body = SseBody::new(1 << 16, cancel.clone(), |mut sink| async move {
+            sink.send(event(0)).await.expect("open");
+            token.cancelled().await;
+            // The client is gone: further sends fail, the run still ends.
+            let after = sink.send(event(1)).await;
+            let _ = end_tx.send(after);
+        });
+        assert!(body.next().await.is_some());
+        drop(body);
+        assert!(cancel.is_cancelled());
+        let after = end_rx.await.expect("run finished in its own task");
+        assert_eq!(after, Err(SinkClosed));
     }
 }
