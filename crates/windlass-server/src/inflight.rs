@@ -28,17 +28,27 @@ pub struct Registration {
 }
 
 impl Registration {
-    /// Publishes the final response and unregisters.
-    pub fn finish(self, response: &ResponseResource) {
-        let _ = self.done.send(Some(response.clone()));
+    /// Unregisters, then publishes the final response to whoever is waiting
+    /// on a cancel. Receivers are only handed out through the registry, so
+    /// once unregistered none can appear: the response is cloned only when
+    /// a canceller is actually waiting (late cancellers read the store).
+    pub fn finish(mut self, response: &ResponseResource) {
+        self.unregister();
+        if self.done.receiver_count() > 0 {
+            let _ = self.done.send(Some(response.clone()));
+        }
+    }
+
+    fn unregister(&mut self) {
+        if let Ok(mut map) = self.registry.inner.lock() {
+            map.remove(&self.id);
+        }
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        if let Ok(mut map) = self.registry.inner.lock() {
-            map.remove(&self.id);
-        }
+        self.unregister();
     }
 }
 
