@@ -13,6 +13,7 @@ use windlass_engine::NoEvents;
 use windlass_protocol::CreateResponseRequest;
 
 use crate::error::ApiError;
+use crate::in_place::InPlace;
 use crate::sse::SseBody;
 use crate::AppState;
 
@@ -47,18 +48,15 @@ pub async fn create_response(
             .map_err(|e| ApiError::internal(e.to_string()));
     }
 
-    // The run lives in its own task so a client that hangs up still ends in a
-    // defined, stored status: the guard cancels it instead of dropping it mid-way.
-    let guard = cancel.clone().drop_guard();
-    let task = tokio::spawn(async move {
+    // Polled in place; a client that hangs up drops it, which cancels the
+    // run and lets it end, stored, in a task of its own.
+    let token = cancel.clone();
+    let run = async move {
         let outcome = engine.run(prepared, &mut NoEvents, cancel).await;
         registration.finish(&outcome.response);
         outcome
-    });
-    let outcome = task
-        .await
-        .map_err(|e| ApiError::internal(format!("response task failed: {e}")))?;
-    guard.disarm();
+    };
+    let outcome = InPlace::new(run, token).await;
     match &outcome.failure {
         Some(f) => Err(ApiError::from(f)),
         None => Ok(Json(outcome.response).into_response()),

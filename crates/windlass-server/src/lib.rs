@@ -3,6 +3,7 @@
 mod auth;
 mod create;
 pub mod error;
+mod in_place;
 pub mod inflight;
 mod mcp;
 mod meta;

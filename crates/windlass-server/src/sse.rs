@@ -7,8 +7,7 @@
 //! task). Everything the run framed since the last poll leaves as one chunk.
 //!
 //! A client that hangs up makes hyper drop the body: the run is then
-//! cancelled and moved to a task of its own, so it still ends in a defined,
-//! stored status.
+//! cancelled and moved to a task of its own (see `in_place.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,6 +18,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{EventSink, SinkClosed};
 use windlass_protocol::StreamEvent;
+
+use crate::in_place::InPlace;
 
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
 
@@ -97,14 +98,10 @@ impl EventSink for SseSink {
     }
 }
 
-type Run = Pin<Box<dyn Future<Output = ()> + Send>>;
-
 /// The SSE response body: drives the run and hands out what it framed.
 pub struct SseBody {
-    /// `None` once the run has finished.
-    run: Option<Run>,
+    run: InPlace<()>,
     outbox: Shared,
-    cancel: CancellationToken,
 }
 
 impl SseBody {
@@ -121,9 +118,8 @@ impl SseBody {
             limit: limit.max(1),
         };
         SseBody {
-            run: Some(Box::pin(start(sink))),
+            run: InPlace::new(start(sink), cancel),
             outbox,
-            cancel,
         }
     }
 }
@@ -133,10 +129,8 @@ impl futures::Stream for SseBody {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
         let this = self.get_mut();
-        if let Some(run) = this.run.as_mut() {
-            if run.as_mut().poll(cx).is_ready() {
-                this.run = None;
-            }
+        if !this.run.is_finished() {
+            let _ = Pin::new(&mut this.run).poll(cx);
         }
         let mut outbox = lock(&this.outbox);
         if !outbox.buf.is_empty() {
@@ -146,7 +140,7 @@ impl futures::Stream for SseBody {
             }
             return Poll::Ready(Some(chunk));
         }
-        if this.run.is_none() {
+        if this.run.is_finished() {
             return Poll::Ready(None);
         }
         Poll::Pending
@@ -154,20 +148,9 @@ impl futures::Stream for SseBody {
 }
 
 impl Drop for SseBody {
+    /// Sends fail from now on; an unfinished run is moved off by `InPlace`.
     fn drop(&mut self) {
         lock(&self.outbox).closed = true;
-        let Some(run) = self.run.take() else {
-            return;
-        };
-        // The client left mid-run: stop the work, but let the run record
-        // how it ended. Outside a runtime (shutting down) it cannot go on.
-        self.cancel.cancel();
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(run);
-            }
-            Err(_) => tracing::warn!("stream dropped outside a runtime; its run is abandoned"),
-        }
     }
 }
 
