@@ -35,6 +35,9 @@ pub struct Bench {
     pub direct_url: Arc<str>,
     /// `POST` URL of Windlass's `/v1/responses`.
     pub windlass_url: Arc<str>,
+    /// `POST` URL of the upstream's chat completions through a bare TCP
+    /// relay on Windlass's runtime (see `relay.rs`).
+    pub relay_url: Arc<str>,
     pub store: Arc<SqliteStore>,
     /// The engine's `tool_concurrency` in this run.
     pub tool_concurrency: usize,
@@ -105,6 +108,7 @@ impl Bench {
             );
         let (stop, stopped) = oneshot::channel::<()>();
         let nodelay = s.windlass_nodelay;
+        let upstream_addr = upstream.addr();
         let built = wl
             .spawn(async move {
                 let provider = Arc::new(
@@ -158,14 +162,16 @@ impl Bench {
                         }
                     })
                 };
-                Ok::<_, String>((store, addr, server))
+                let relay = crate::relay::start(upstream_addr).await?;
+                Ok::<_, String>((store, addr, relay, server))
             })
             .await
             .map_err(|e| format!("windlass start task: {e}"))?;
-        let (store, addr, server) = built?;
+        let (store, addr, relay, server) = built?;
         Ok(Bench {
             direct_url: format!("{}/chat/completions", upstream.base_url()).into(),
             windlass_url: format!("http://{addr}/v1/responses").into(),
+            relay_url: format!("http://{relay}/v1/chat/completions").into(),
             upstream,
             client: client(),
             store,

@@ -10,6 +10,7 @@
 mod env;
 mod load;
 mod measure;
+mod relay;
 mod report;
 mod scenarios;
 mod stats;

@@ -24,12 +24,21 @@ fn reply_text(tokens: usize) -> String {
     "tok ".repeat(tokens)
 }
 
+/// What the second arm of the alternation goes through.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    Windlass,
+    /// The direct request through a bare TCP relay (`relay.rs`).
+    Relay,
+}
+
 async fn measure(
     bench: &Bench,
     s: &Settings,
     label: &str,
     concurrency: usize,
     duration: std::time::Duration,
+    via: Via,
 ) -> Result<Rounds, String> {
     let direct_body = json!({
         "model": MODEL,
@@ -44,6 +53,16 @@ async fn measure(
         Bytes::from(direct_body.to_string()),
     );
     let direct = move || post_stream(client.clone(), url.clone(), body.clone(), TokenMarker::Chat);
+    if via == Via::Relay {
+        let (client, url, body) = (
+            bench.client.clone(),
+            bench.relay_url.clone(),
+            Bytes::from(direct_body.to_string()),
+        );
+        let relay =
+            move || post_stream(client.clone(), url.clone(), body.clone(), TokenMarker::Chat);
+        return alternate(label, s, concurrency, duration, direct, relay).await;
+    }
     let (client, url, body) = (
         bench.client.clone(),
         bench.windlass_url.clone(),
@@ -83,11 +102,15 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         ));
     }
 
-    let p = measure(bench, s, "stream", s.concurrency, s.duration).await?;
+    let p = measure(bench, s, "stream", s.concurrency, s.duration, Via::Windlass).await?;
+    progress("  stream through a bare TCP relay (the floor for any proxy hop)");
+    let half = s.duration / 2;
+    let pr = measure(bench, s, "stream-relay", s.concurrency, half, Via::Relay).await?;
 
     progress("  stream burst: one stream at a time, no upstream delays");
     bench.upstream.set_default(Reply::text(text).chunk_chars(4));
-    let b = measure(bench, s, "stream-burst", 1, s.duration / 2).await?;
+    let b = measure(bench, s, "stream-burst", 1, half, Via::Windlass).await?;
+    let br = measure(bench, s, "stream-burst-relay", 1, half, Via::Relay).await?;
 
     let (ttft50, ttft99) = latency_rows("stream", "time to first token", &p, |x| x.ttft_ms);
     let (ttlb50, ttlb99) = latency_rows("stream", "time to last byte", &p, |x| x.total_ms);
@@ -152,6 +175,12 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         ),
         Row::overhead(
             "stream",
+            "bare TCP relay CPU/event (its threads)",
+            "us",
+            pr.cpu_threads_us(events),
+        ),
+        Row::overhead(
+            "stream",
             "Windlass context switches/event",
             "count",
             p.switches_per(events),
@@ -176,6 +205,12 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
             "us",
             burst_cpu_ev,
         ),
+        Row::overhead(
+            "stream",
+            "burst: bare TCP relay CPU/event (its threads)",
+            "us",
+            br.cpu_threads_us(events),
+        ),
     ];
     let details = json!({
         "tokens": s.tokens,
@@ -196,6 +231,11 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
             "ttlb_ms": {"direct": b.pooled(false, |x| x.total_ms), "windlass": b.pooled(true, |x| x.total_ms)},
             "cpu_us_per_event": {"subtraction": burst_cpu_ev_sub, "windlass_threads": burst_cpu_ev},
             "rounds": b.details(),
+        },
+        "relay": {
+            "paced_cpu_us_per_event": {"subtraction": pr.cpu_subtraction_us(events), "threads": pr.cpu_threads_us(events)},
+            "burst_cpu_us_per_event": {"subtraction": br.cpu_subtraction_us(events), "threads": br.cpu_threads_us(events)},
+            "paced_ttft_added_ms": pr.pooled(true, |x| x.ttft_ms).p50 - pr.pooled(false, |x| x.ttft_ms).p50,
         },
         "events_per_stream": {"direct": Dist::of(p.direct.iter().flat_map(|x| x.ok()).map(|x| f64::from(x.events))).p50, "windlass": ev_w},
     });
