@@ -49,7 +49,8 @@ pub struct Phase {
     pub cpu_process: Duration,
     /// CPU of the Windlass runtime's and SQLite's threads during the phase.
     pub cpu_windlass: Duration,
-    /// The SQLite threads' share of `cpu_windlass`.
+    /// The share of `cpu_windlass` spent on sqlx's SQLite threads (builds
+    /// before the rusqlite store; 0 since).
     pub cpu_sqlite: Duration,
     /// Context switches of the Windlass and SQLite threads.
     pub context_switches: u64,

@@ -2,7 +2,7 @@
 //! fake upstream reached directly (the zero-overhead limit), in one run.
 //!
 //! Windlass runs in this process on its own tokio runtime (threads
-//! `windlass-rt*`, plus sqlx's `sqlx-sqlite-worker-*`), the fake upstream and
+//! `windlass-rt*`, SQLite included), the fake upstream and
 //! the load generator on another one. Every scenario alternates direct and
 //! Windlass phases (`--rounds`, 3 by default) and reports medians, p99s,
 //! differences and ratios. See BENCHMARKS.md for the method.

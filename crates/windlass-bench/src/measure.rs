@@ -6,9 +6,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::Duration;
 
-/// Name prefix of the threads of the runtime Windlass runs on.
+/// Name prefix of the threads of the runtime Windlass runs on: its workers
+/// and its blocking pool (tokio names both alike), where the store runs
+/// SQLite (inline on the workers, WAL checkpoints on the blocking pool).
 pub const WINDLASS_THREAD: &str = "windlass-rt";
-/// sqlx runs each SQLite connection on a dedicated thread of this name.
+/// Builds whose store used sqlx ran each SQLite connection on a dedicated
+/// thread of this name; kept so their runs stay comparable. The rusqlite
+/// store has no such thread: its SQLite time is part of the runtime's.
 const SQLITE_THREAD: &str = "sqlx-sqlite";
 
 /// Whether a thread (by its `comm`, 15 characters at most) does Windlass's work.

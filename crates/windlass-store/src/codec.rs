@@ -38,6 +38,18 @@ pub(crate) fn decode_resource(
 
 /// Database failures are backend failures. Callers that must tell a specific
 /// failure apart (a duplicate response id) inspect the error before this.
-pub(crate) fn backend(err: sqlx::Error) -> StoreError {
+pub(crate) fn backend(err: rusqlite::Error) -> StoreError {
     StoreError::Backend(err.to_string())
+}
+
+/// A UNIQUE or PRIMARY KEY constraint failed (rusqlite turns on extended
+/// result codes, so the exact constraint kind is known).
+pub(crate) fn is_unique_violation(err: &rusqlite::Error) -> bool {
+    use rusqlite::ffi;
+    matches!(
+        err,
+        rusqlite::Error::SqliteFailure(e, _)
+            if e.extended_code == ffi::SQLITE_CONSTRAINT_UNIQUE
+                || e.extended_code == ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+    )
 }

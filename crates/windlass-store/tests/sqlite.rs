@@ -4,21 +4,17 @@
 mod common;
 
 use common::{transcript, TempDb, Turn};
-use sqlx::{Connection, SqliteConnection};
+use rusqlite::Connection;
 use windlass_engine::{ResponseStore, StoreError};
 use windlass_store::SqliteStore;
 
 /// A side connection to inspect or tamper with the file behind a store.
-async fn raw(db: &TempDb) -> SqliteConnection {
-    SqliteConnection::connect(&format!("sqlite:{}", db.path))
-        .await
-        .expect("raw connection")
+fn raw(db: &TempDb) -> Connection {
+    Connection::open(&db.path).expect("raw connection")
 }
 
-async fn count(conn: &mut SqliteConnection, table: &str) -> i64 {
-    sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
-        .fetch_one(conn)
-        .await
+fn count(conn: &Connection, table: &str) -> i64 {
+    conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
         .expect("count")
 }
 
@@ -44,14 +40,13 @@ async fn file_uses_wal_and_creates_schema() {
     let db = TempDb::new();
     let store = SqliteStore::open(&db.path).await.expect("open");
     store.ping().await.expect("ping");
-    let mut conn = raw(&db).await;
-    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-        .fetch_one(&mut conn)
-        .await
+    let conn = raw(&db);
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .expect("pragma");
     assert_eq!(mode, "wal");
     for table in ["items", "responses", "response_items"] {
-        assert_eq!(count(&mut conn, table).await, 0, "{table}");
+        assert_eq!(count(&conn, table), 0, "{table}");
     }
 }
 
@@ -64,22 +59,18 @@ async fn items_are_shared_and_collected() {
     let b = Turn::new("b", Some("a"), 1, 1);
     a.save(&store).await;
     b.save(&store).await;
-    let mut conn = raw(&db).await;
-    assert_eq!(count(&mut conn, "items").await, 5);
+    let conn = raw(&db);
+    assert_eq!(count(&conn, "items"), 5);
     // b's history is a reference to a, not copies of a's 3 references.
-    assert_eq!(count(&mut conn, "response_items").await, 3 + 2);
+    assert_eq!(count(&conn, "response_items"), 3 + 2);
 
     assert!(store.delete("a").await.expect("delete"));
-    assert_eq!(
-        count(&mut conn, "items").await,
-        5,
-        "b still references a's items"
-    );
+    assert_eq!(count(&conn, "items"), 5, "b still references a's items");
     // Deleting a moved its 3 references into b's history.
-    assert_eq!(count(&mut conn, "response_items").await, 3 + 2);
+    assert_eq!(count(&conn, "response_items"), 3 + 2);
     assert!(store.delete("b").await.expect("delete"));
-    assert_eq!(count(&mut conn, "items").await, 0);
-    assert_eq!(count(&mut conn, "response_items").await, 0);
+    assert_eq!(count(&conn, "items"), 0);
+    assert_eq!(count(&conn, "response_items"), 0);
 }
 
 #[tokio::test]
@@ -87,10 +78,8 @@ async fn bad_json_is_corrupt() {
     let db = TempDb::new();
     let store = SqliteStore::open(&db.path).await.expect("open");
     Turn::new("a", None, 1, 1).save(&store).await;
-    let mut conn = raw(&db).await;
-    sqlx::query("UPDATE items SET body = '{not json'")
-        .execute(&mut conn)
-        .await
+    let conn = raw(&db);
+    conn.execute("UPDATE items SET body = '{not json'", [])
         .expect("tamper");
 
     let err = store.load_context("a").await.expect_err("corrupt item");

@@ -9,7 +9,7 @@ mod common;
 use std::time::Duration;
 
 use common::{transcript, TempDb, Turn};
-use sqlx::{Connection, SqliteConnection};
+use rusqlite::Connection;
 use windlass_engine::{NewResponse, ResponseStore, StoreError};
 use windlass_store::SqliteStore;
 
@@ -50,13 +50,10 @@ async fn repeated_deletes_and_forks_keep_transcripts() {
     for id in ["d", "e", "f"] {
         assert!(store.delete(id).await.expect("delete"));
     }
-    let mut conn = SqliteConnection::connect(&format!("sqlite:{}", db.path))
-        .await
-        .expect("raw connection");
+    let conn = Connection::open(&db.path).expect("raw connection");
     for table in ["items", "response_items", "responses"] {
-        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
-            .fetch_one(&mut conn)
-            .await
+        let n: i64 = conn
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
             .expect("count");
         assert_eq!(n, 0, "{table}");
     }
@@ -73,18 +70,14 @@ async fn copied_history_rows_still_load() {
     a.save(&store).await;
     b.save(&store).await;
 
-    let mut conn = SqliteConnection::connect(&format!("sqlite:{}", db.path))
-        .await
-        .expect("raw connection");
+    let conn = Connection::open(&db.path).expect("raw connection");
     // Rewrite b into the old layout.
-    sqlx::query(
+    conn.execute_batch(
         "INSERT INTO response_items (response_id, section, position, item_key) \
          SELECT 'b', 0, ROW_NUMBER() OVER (ORDER BY section, position) - 1, item_key \
          FROM response_items WHERE response_id = 'a'; \
          UPDATE responses SET history_parent = NULL WHERE id = 'b';",
     )
-    .execute(&mut conn)
-    .await
     .expect("old layout");
     assert_eq!(context(&store, "b").await, transcript(&[&a, &b]));
 

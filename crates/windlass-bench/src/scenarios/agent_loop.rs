@@ -172,7 +172,7 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         ),
         Row::overhead(
             "loop",
-            "  of which SQLite threads (per loop)",
+            "  of which sqlx SQLite threads (per loop)",
             "us",
             r.cpu_sqlite_us(requests),
         ),

@@ -88,7 +88,7 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         Row::overhead("json", "Windlass CPU/request (its threads)", "us", cpu_thr),
         Row::overhead(
             "json",
-            "  of which SQLite threads",
+            "  of which sqlx SQLite threads",
             "us",
             r.cpu_sqlite_us(requests),
         ),

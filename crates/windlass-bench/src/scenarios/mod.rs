@@ -140,7 +140,8 @@ impl Rounds {
         )
     }
 
-    /// SQLite threads' CPU per unit (µs), median over rounds.
+    /// sqlx's SQLite threads' CPU per unit (µs), median over rounds (0 since
+    /// the store runs SQLite on the runtime's own threads).
     pub fn cpu_sqlite_us(&self, units: impl Fn(&Phase) -> f64) -> f64 {
         median(
             self.windlass

@@ -7,16 +7,15 @@
 //! automatic checkpoints off, and this task checkpoints on its own
 //! connection after commits. A `PASSIVE` checkpoint takes no write lock, so
 //! saves keep appending to the WAL meanwhile.
+//!
+//! Unlike saves, a checkpoint copies pages and fsyncs the database file, so
+//! it runs on tokio's blocking pool, never on a runtime thread.
 
 use std::time::Duration;
 
-use sqlx::sqlite::SqliteConnectOptions;
-use sqlx::{ConnectOptions, Executor, SqliteConnection};
+use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use windlass_engine::StoreError;
-
-use crate::codec::backend;
 
 /// Commits between two checkpoints coalesce for at least this long, so a
 /// busy server checkpoints a few times a second, not once per save.
@@ -36,15 +35,15 @@ pub(super) struct Checkpointer {
 }
 
 impl Checkpointer {
-    /// Opens the task's connection and starts it on the current runtime. It
-    /// ends when every handle is dropped or on [`close`](Self::close).
-    pub(super) async fn start(options: &SqliteConnectOptions) -> Result<Self, StoreError> {
-        let conn = options.connect().await.map_err(backend)?;
+    /// Starts the task, which checkpoints on `conn`, on the current
+    /// runtime. It ends when every handle is dropped or on
+    /// [`close`](Self::close).
+    pub(super) fn start(conn: Connection) -> Self {
         // One pending signal is enough: commits after it are covered by the
         // checkpoint it triggers.
         let (tx, rx) = mpsc::channel(1);
         tokio::spawn(run(conn, rx));
-        Ok(Checkpointer { tx })
+        Checkpointer { tx }
     }
 
     /// Never waits: a full channel already holds a pending checkpoint.
@@ -60,10 +59,13 @@ impl Checkpointer {
     }
 }
 
-async fn run(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Signal>) {
+async fn run(mut conn: Connection, mut rx: mpsc::Receiver<Signal>) {
     let mut next = rx.recv().await;
     while let Some(signal) = next.take() {
-        checkpoint(&mut conn).await;
+        let Some(back) = checkpoint(conn).await else {
+            return;
+        };
+        conn = back;
         if let Signal::Close(done) = signal {
             finish(conn, Some(done)).await;
             return;
@@ -80,7 +82,10 @@ async fn run(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Signal>) {
                 }
                 Ok(None) => {
                     if next.is_some() {
-                        checkpoint(&mut conn).await;
+                        let Some(back) = checkpoint(conn).await else {
+                            return;
+                        };
+                        conn = back;
                     }
                     finish(conn, None).await;
                     return;
@@ -95,16 +100,33 @@ async fn run(mut conn: SqliteConnection, mut rx: mpsc::Receiver<Signal>) {
     finish(conn, None).await;
 }
 
-async fn checkpoint(conn: &mut SqliteConnection) {
-    // A failed checkpoint is retried after the next commit; the WAL only
-    // grows meanwhile, nothing is lost.
-    if let Err(e) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").await {
-        tracing::warn!(error = %e, "WAL checkpoint failed");
+/// Checkpoints on the blocking pool and hands the connection back; `None`
+/// if the blocking task could not run (the runtime is shutting down) or
+/// panicked, which ends checkpointing (the connection is gone with it; a
+/// pending close is answered by its sender being dropped).
+async fn checkpoint(conn: Connection) -> Option<Connection> {
+    let done = tokio::task::spawn_blocking(move || {
+        // A failed checkpoint is retried after the next commit; the WAL only
+        // grows meanwhile, nothing is lost.
+        if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)") {
+            tracing::warn!(error = %e, "WAL checkpoint failed");
+        }
+        conn
+    });
+    match done.await {
+        Ok(conn) => Some(conn),
+        Err(e) => {
+            tracing::warn!(error = %e, "WAL checkpoint task failed; checkpoints stop");
+            None
+        }
     }
 }
 
-async fn finish(conn: SqliteConnection, done: Option<oneshot::Sender<()>>) {
-    let _ = sqlx::Connection::close(conn).await;
+/// Closes the connection off the runtime threads (when the store is dropped
+/// without `close`, this may be the file's last connection, whose close
+/// checkpoints), then answers a close request.
+async fn finish(conn: Connection, done: Option<oneshot::Sender<()>>) {
+    let _ = tokio::task::spawn_blocking(move || drop(conn)).await;
     if let Some(done) = done {
         let _ = done.send(());
     }

@@ -2,14 +2,28 @@
 //! connections reads use.
 //!
 //! All writes of the process go through a single connection, so concurrent
-//! saves queue on a tokio mutex (a cheap in-process wait, in arrival order)
-//! instead of racing for SQLite's file lock and sleeping in its busy handler
-//! (1, 2, 5 … 100 ms back-off steps: that was the whole p99 tail).
+//! saves queue on a tokio mutex (a cheap in-process wait, in arrival order,
+//! that parks the task rather than the runtime thread) instead of racing for
+//! SQLite's file lock and sleeping in its busy handler (1, 2, 5 … 100 ms
+//! back-off steps: that was the whole p99 tail).
+//!
+//! SQLite itself runs synchronously on the thread that holds the mutex. With
+//! sqlx every statement was a round trip to a dedicated thread per
+//! connection (a channel send, two thread wake-ups): about half of the CPU a
+//! stored request cost. A save is one short statement and, in WAL mode with
+//! `synchronous=NORMAL`, a commit does not fsync, so it is cheaper to run it
+//! inline than to hand it to any other thread.
+//!
+//! The price: the kernel can still make a commit wait for the disk, and the
+//! runtime worker (with every task queued on it) waits too. The commit that
+//! restarts the WAL after a complete checkpoint fsyncs the WAL header (about
+//! once per checkpoint, 1-4 ms here), and appending a frame to a WAL page
+//! the checkpoint's fsync is writing back waits for that write (measured:
+//! p90 under 1 ms, worst 23 ms). See BENCHMARKS.md ("SQLite inline").
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sqlx::pool::PoolConnection;
-use sqlx::{Executor, Sqlite, SqliteConnection, SqlitePool};
+use rusqlite::Connection;
 use tokio::sync::{Mutex, MutexGuard};
 use windlass_engine::StoreError;
 
@@ -21,25 +35,25 @@ use crate::codec::backend;
 #[derive(Debug)]
 pub(super) struct Writer {
     /// `None` once the store is closed.
-    conn: Option<SqliteConnection>,
+    conn: Option<Connection>,
     /// Checkpoints the WAL after commits (file databases only).
     checkpoints: Option<Checkpointer>,
 }
 
 impl Writer {
     /// Prepares `conn` (migrated) for writing.
-    pub(super) async fn open(
-        mut conn: SqliteConnection,
+    pub(super) fn open(
+        conn: Connection,
         checkpoints: Option<Checkpointer>,
     ) -> Result<Writer, StoreError> {
-        conn.execute(SAVE_TRIGGER).await.map_err(backend)?;
+        conn.execute_batch(SAVE_TRIGGER).map_err(backend)?;
         Ok(Writer {
             conn: Some(conn),
             checkpoints,
         })
     }
 
-    pub(super) fn conn(&mut self) -> Result<&mut SqliteConnection, StoreError> {
+    pub(super) fn conn(&mut self) -> Result<&mut Connection, StoreError> {
         self.conn.as_mut().ok_or_else(closed)
     }
 
@@ -55,23 +69,70 @@ impl Writer {
             c.close().await;
         }
         if let Some(conn) = self.conn.take() {
-            // Closing the last connection checkpoints the WAL; a failure here
+            // Closing the last connection checkpoints the WAL into the main
+            // file (milliseconds of I/O: not on a runtime thread). A failure
             // leaves a WAL file SQLite replays on the next open.
-            let _ = sqlx::Connection::close(conn).await;
+            let closed = tokio::task::spawn_blocking(move || conn.close().map_err(|(_, e)| e));
+            match closed.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, "closing the SQLite writer failed"),
+                Err(e) => tracing::warn!(error = %e, "closing the SQLite writer failed"),
+            }
         }
     }
 }
 
-fn closed() -> StoreError {
+pub(super) fn closed() -> StoreError {
     StoreError::Backend("the store is closed".into())
 }
 
+/// Read connections of a file database (WAL lets them read while the writer
+/// writes). A read holds one for a single short query or read transaction,
+/// run inline like the writes: a context load of a 100-deep chain is one
+/// query of ~1-2 ms, acceptable on a runtime thread.
+#[derive(Debug)]
+pub(super) struct ReaderPool {
+    /// `None` once the store is closed.
+    slots: Vec<Mutex<Option<Connection>>>,
+    /// Where a read waits when every connection is in use.
+    next: AtomicUsize,
+}
+
+impl ReaderPool {
+    pub(super) fn new(conns: Vec<Connection>) -> ReaderPool {
+        ReaderPool {
+            slots: conns.into_iter().map(|c| Mutex::new(Some(c))).collect(),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// A free connection, or (all busy) a turn on one of them, awaited.
+    async fn acquire(&self) -> Result<MutexGuard<'_, Option<Connection>>, StoreError> {
+        for slot in &self.slots {
+            if let Ok(guard) = slot.try_lock() {
+                return Ok(guard);
+            }
+        }
+        let n = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len().max(1);
+        match self.slots.get(n) {
+            Some(slot) => Ok(slot.lock().await),
+            None => Err(closed()),
+        }
+    }
+
+    /// Waits for reads in progress, then closes every connection.
+    async fn close(&self) {
+        for slot in &self.slots {
+            drop(slot.lock().await.take());
+        }
+    }
+}
+
 /// Where reads run.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) enum Readers {
-    /// A file database: a pool of read connections (WAL lets them read while
-    /// the writer writes).
-    Pool(SqlitePool),
+    /// A file database.
+    Pool(ReaderPool),
     /// A private in-memory database exists only on its one connection, so
     /// reads share the writer.
     Writer,
@@ -79,17 +140,17 @@ pub(super) enum Readers {
 
 /// A connection to read on, from either source.
 pub(super) enum ReadConn<'a> {
-    Pooled(PoolConnection<Sqlite>),
+    Pooled(MutexGuard<'a, Option<Connection>>),
     Shared(MutexGuard<'a, Writer>),
 }
 
 impl Readers {
     pub(super) async fn acquire<'a>(
-        &self,
-        writer: &'a Arc<Mutex<Writer>>,
+        &'a self,
+        writer: &'a Mutex<Writer>,
     ) -> Result<ReadConn<'a>, StoreError> {
         match self {
-            Readers::Pool(pool) => pool.acquire().await.map(ReadConn::Pooled).map_err(backend),
+            Readers::Pool(pool) => pool.acquire().await.map(ReadConn::Pooled),
             Readers::Writer => Ok(ReadConn::Shared(writer.lock().await)),
         }
     }
@@ -102,9 +163,9 @@ impl Readers {
 }
 
 impl ReadConn<'_> {
-    pub(super) fn conn(&mut self) -> Result<&mut SqliteConnection, StoreError> {
+    pub(super) fn conn(&mut self) -> Result<&mut Connection, StoreError> {
         match self {
-            ReadConn::Pooled(c) => Ok(c),
+            ReadConn::Pooled(c) => c.as_mut().ok_or_else(closed),
             ReadConn::Shared(w) => w.conn(),
         }
     }

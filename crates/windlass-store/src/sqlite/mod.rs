@@ -8,20 +8,20 @@
 
 mod checkpoint;
 mod conn;
+mod migrate;
 mod read;
 mod write;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{ConnectOptions, Connection, SqliteConnection};
+use rusqlite::{Connection, OpenFlags};
 use tokio::sync::Mutex;
 use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, StoreError};
 use windlass_protocol::{Item, ResponseResource};
 
 use self::checkpoint::Checkpointer;
-use self::conn::{Readers, Writer};
+use self::conn::{ReaderPool, Readers, Writer};
 use crate::codec::backend;
 
 /// Reference sections, in transcript order.
@@ -29,20 +29,26 @@ pub(crate) const HISTORY: i64 = 0;
 pub(crate) const INPUT: i64 = 1;
 pub(crate) const OUTPUT: i64 = 2;
 
-/// Read connections of a file database. Each is a thread of sqlx's; reads
-/// are short (a context load is one query), so a few suffice.
-const READERS: u32 = 4;
+/// Read connections of a file database. Reads are short (a context load is
+/// one query) and hold a connection only while SQLite runs, so a few
+/// suffice.
+const READERS: usize = 4;
 
 /// How long a write waits for another process holding the write lock before
 /// failing with "busy". Writers of this process never wait on it: they queue
-/// on the writer mutex.
+/// on the writer mutex. (Such a wait would block the runtime thread the
+/// save runs on; only another process writing the same file causes it.)
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Prepared statements kept per connection: every statement this store
+/// runs (the in-memory database runs reads and writes on one connection).
+const STATEMENT_CACHE: usize = 64;
 
 /// A [`ResponseStore`] backed by SQLite.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     writer: Arc<Mutex<Writer>>,
-    readers: Readers,
+    readers: Arc<Readers>,
 }
 
 impl SqliteStore {
@@ -53,28 +59,32 @@ impl SqliteStore {
     /// `synchronous=NORMAL` is durable across crashes of the process in WAL
     /// mode while avoiding an fsync per transaction.
     pub async fn open(path: &str) -> Result<SqliteStore, StoreError> {
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true)
-            .busy_timeout(BUSY_TIMEOUT);
-        // Checkpoints run on their own connection (see `checkpoint.rs`).
-        let writer_options = options.clone().pragma("wal_autocheckpoint", "0");
-        let writer = Self::migrated(writer_options.connect().await.map_err(backend)?).await?;
-        let checkpoints = Checkpointer::start(&options).await?;
-        // Connections are opened on demand and trusted when handed out: a
-        // liveness ping per acquire was a round trip to the connection's
-        // thread per read, and a local file does not drop connections.
-        let pool = SqlitePoolOptions::new()
-            .max_connections(READERS)
-            .test_before_acquire(false)
-            .connect_lazy_with(options);
-        let writer = Arc::new(Mutex::new(Writer::open(writer, Some(checkpoints)).await?));
+        let path = path.to_owned();
+        // Opening and migrating touch the file (and may wait for another
+        // process's lock): off the runtime threads.
+        let (writer, checkpointer, readers) = tokio::task::spawn_blocking(move || {
+            let mut writer = connect(&path)?;
+            writer
+                .pragma_update(None, "journal_mode", "WAL")
+                .map_err(backend)?;
+            migrate::migrate(&mut writer)?;
+            // Checkpoints run on their own connection (see `checkpoint.rs`).
+            writer
+                .pragma_update(None, "wal_autocheckpoint", 0)
+                .map_err(backend)?;
+            let checkpointer = connect(&path)?;
+            let readers = (0..READERS)
+                .map(|_| connect(&path))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok::<_, StoreError>((writer, checkpointer, readers))
+        })
+        .await
+        .map_err(|e| StoreError::Backend(format!("opening the database: {e}")))??;
+        let checkpoints = Checkpointer::start(checkpointer);
+        let writer = Writer::open(writer, Some(checkpoints))?;
         Ok(SqliteStore {
-            writer,
-            readers: Readers::Pool(pool),
+            writer: Arc::new(Mutex::new(writer)),
+            readers: Arc::new(Readers::Pool(ReaderPool::new(readers))),
         })
     }
 
@@ -83,34 +93,42 @@ impl SqliteStore {
     /// It lives as long as its single connection, which therefore serves
     /// reads as well as writes.
     pub async fn open_in_memory() -> Result<SqliteStore, StoreError> {
-        let options = SqliteConnectOptions::new()
-            .in_memory(true)
-            .foreign_keys(true)
-            .busy_timeout(BUSY_TIMEOUT);
-        let writer = Self::migrated(options.connect().await.map_err(backend)?).await?;
-        let writer = Arc::new(Mutex::new(Writer::open(writer, None).await?));
+        let mut conn = Connection::open_in_memory().map_err(backend)?;
+        configure(&conn)?;
+        migrate::migrate(&mut conn)?;
+        let writer = Writer::open(conn, None)?;
         Ok(SqliteStore {
-            writer,
-            readers: Readers::Writer,
+            writer: Arc::new(Mutex::new(writer)),
+            readers: Arc::new(Readers::Writer),
         })
     }
 
-    async fn migrated(mut conn: SqliteConnection) -> Result<SqliteConnection, StoreError> {
-        // `run_direct` rather than `run`: `run` goes through `Acquire`, whose
-        // higher-ranked bound makes the caller's future not provably `Send`.
-        sqlx::migrate!("./migrations")
-            .run_direct(&mut conn)
-            .await
-            .map_err(|e| StoreError::Backend(format!("migration failed: {e}")))?;
-        Ok(conn)
-    }
-
-    /// Closes every connection; the last one checkpoints the WAL into the
-    /// main file.
+    /// Closes every connection; the last one, the writer, checkpoints the
+    /// WAL into the main file.
     pub async fn close(&self) {
         self.readers.close().await;
         self.writer.lock().await.close().await;
     }
+}
+
+/// A configured connection to the file at `path`, created if missing.
+fn connect(path: &str) -> Result<Connection, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(backend)?;
+    configure(&conn)?;
+    Ok(conn)
+}
+
+fn configure(conn: &Connection) -> Result<(), StoreError> {
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(backend)?;
+    conn.pragma_update(None, "foreign_keys", true)
+        .map_err(backend)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    Ok(())
 }
 
 #[async_trait::async_trait]
@@ -121,12 +139,12 @@ impl ResponseStore for SqliteStore {
 
     async fn get(&self, id: &str) -> Result<Option<ResponseResource>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        read::get(conn.conn()?, id).await
+        read::get(conn.conn()?, id)
     }
 
     async fn load_context(&self, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        read::load_context(conn.conn()?, id).await
+        read::load_context(conn.conn()?, id)
     }
 
     async fn input_items(
@@ -135,7 +153,7 @@ impl ResponseStore for SqliteStore {
         page: &PageRequest,
     ) -> Result<Option<ItemPage>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        read::input_items(conn.conn()?, id, page).await
+        read::input_items(conn.conn()?, id, page)
     }
 
     async fn delete(&self, id: &str) -> Result<bool, StoreError> {
@@ -144,11 +162,11 @@ impl ResponseStore for SqliteStore {
 
     async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        read::find_item(conn.conn()?, item_id).await
+        read::find_item(conn.conn()?, item_id)
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        conn.conn()?.ping().await.map_err(backend)
+        read::ping(conn.conn()?)
     }
 }

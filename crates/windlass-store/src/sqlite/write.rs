@@ -1,25 +1,28 @@
 //! Writes: saving a response with its item references, and deleting one.
 //!
-//! Every write runs on the single writer connection (see `conn.rs`). sqlx
-//! runs each SQLite connection on its own thread and every statement is a
-//! round trip to it (two thread wake-ups), so a save is ONE statement: an
+//! Every write runs on the single writer connection (see `conn.rs`),
+//! synchronously on the thread that holds it. A save is ONE statement: an
 //! `INSERT` into a view whose `INSTEAD OF` trigger (created per connection
 //! by [`SAVE_TRIGGER`]) writes the response row, its references and its
-//! items. One statement is also atomic on its own, so a save cancelled
-//! half-way cannot leave a transaction open on the shared connection.
+//! items. (This layout dates from sqlx, where every statement was a round
+//! trip to the connection's thread; it still saves preparing and stepping
+//! three statements plus BEGIN/COMMIT.) One statement is atomic on its own,
+//! and a statement runs to its end once started (the future cannot be
+//! dropped in the middle of a synchronous call), so a cancelled save never
+//! leaves a transaction open on the shared connection.
 //!
 //! Group commit (several queued saves in one statement) was tried: ~10 %
 //! less CPU per save at 16 clients, but every save then waits for its whole
 //! group, and the agentic loop's median per turn looked ~0.5 ms worse
 //! (within that hour's noise); not kept, no clear win for the machinery.
 
-use sqlx::Connection;
+use rusqlite::{params, Connection, TransactionBehavior};
 use tokio::sync::Mutex;
 use windlass_engine::{NewResponse, StoreError};
 
 use super::conn::Writer;
 use super::{HISTORY, INPUT, OUTPUT};
-use crate::codec::{backend, encode_item, encode_resource};
+use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
 
 /// The view and trigger behind [`SAVE`], in the connection's `temp` schema
 /// (they are how this code writes, not part of the stored data).
@@ -64,20 +67,23 @@ pub(super) async fn save(writer: &Mutex<Writer>, new: NewResponse<'_>) -> Result
     let body = encode_resource(resource)?;
     let items = encode_rows(new)?;
     let created_at = i64::try_from(resource.created_at).unwrap_or(i64::MAX);
-    let query = sqlx::query(SAVE)
-        .bind(&resource.id)
-        .bind(created_at)
-        .bind(&resource.previous_response_id)
-        .bind(body)
-        .bind(items);
 
     let mut writer = writer.lock().await;
-    query
-        .execute(writer.conn()?)
-        .await
-        .map_err(|e| match e.as_database_error() {
-            Some(db) if db.is_unique_violation() => StoreError::Duplicate(resource.id.clone()),
-            _ => backend(e),
+    writer
+        .conn()?
+        .prepare_cached(SAVE)
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                resource.id,
+                created_at,
+                resource.previous_response_id,
+                body,
+                items
+            ])
+        })
+        .map_err(|e| match is_unique_violation(&e) {
+            true => StoreError::Duplicate(resource.id.clone()),
+            false => backend(e),
         })?;
     writer.committed();
     Ok(())
@@ -109,13 +115,19 @@ fn encode_rows(new: NewResponse<'_>) -> Result<String, StoreError> {
 /// first takes over its references (as history rows placed before its own)
 /// and its predecessor, so its transcript stays the same.
 pub(super) async fn delete(writer: &Mutex<Writer>, id: &str) -> Result<bool, StoreError> {
-    let mut guard = writer.lock().await;
-    let conn = guard.conn()?;
-    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(backend)?;
+    let mut writer = writer.lock().await;
+    let deleted = delete_in(writer.conn()?, id).map_err(backend)?;
+    writer.committed();
+    Ok(deleted)
+}
+
+fn delete_in(conn: &mut Connection, id: &str) -> Result<bool, rusqlite::Error> {
+    // Rolled back when dropped on an error.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
 
     // Successors' existing history rows (from an earlier delete) start at
     // their minimum position; this response's rows go right before them.
-    sqlx::query(
+    tx.prepare_cached(
         "INSERT INTO response_items (response_id, section, position, item_key) \
          SELECT c.id, ?2, \
                 (SELECT IFNULL(MIN(x.position), 0) FROM response_items x \
@@ -125,50 +137,32 @@ pub(super) async fn delete(writer: &Mutex<Writer>, id: &str) -> Result<bool, Sto
                 r.item_key \
          FROM responses c JOIN response_items r ON r.response_id = ?1 \
          WHERE c.history_parent = ?1",
-    )
-    .bind(id)
-    .bind(HISTORY)
-    .execute(&mut *tx)
-    .await
-    .map_err(backend)?;
-    sqlx::query(
+    )?
+    .execute(params![id, HISTORY])?;
+    tx.prepare_cached(
         "UPDATE responses SET history_parent = \
          (SELECT p.history_parent FROM responses p WHERE p.id = ?1) \
          WHERE history_parent = ?1",
-    )
-    .bind(id)
-    .execute(&mut *tx)
-    .await
-    .map_err(backend)?;
+    )?
+    .execute([id])?;
 
     // Items only this response references. Runs before the references go
     // (the foreign key from references to items is deferred to commit), so
     // only this response's own items are examined, not the whole table.
-    sqlx::query(
+    tx.prepare_cached(
         "DELETE FROM items \
          WHERE key IN (SELECT item_key FROM response_items WHERE response_id = ?1) \
            AND NOT EXISTS (SELECT 1 FROM response_items r \
                            WHERE r.item_key = items.key AND r.response_id <> ?1)",
-    )
-    .bind(id)
-    .execute(&mut *tx)
-    .await
-    .map_err(backend)?;
+    )?
+    .execute([id])?;
 
-    sqlx::query("DELETE FROM response_items WHERE response_id = ?")
-        .bind(id)
-        .execute(&mut *tx)
-        .await
-        .map_err(backend)?;
+    tx.prepare_cached("DELETE FROM response_items WHERE response_id = ?")?
+        .execute([id])?;
+    let deleted = tx
+        .prepare_cached("DELETE FROM responses WHERE id = ?")?
+        .execute([id])?;
 
-    let deleted = sqlx::query("DELETE FROM responses WHERE id = ?")
-        .bind(id)
-        .execute(&mut *tx)
-        .await
-        .map_err(backend)?
-        .rows_affected();
-
-    tx.commit().await.map_err(backend)?;
-    guard.committed();
+    tx.commit()?;
     Ok(deleted > 0)
 }

@@ -1,0 +1,120 @@
+//! The schema version and files from before it: databases migrated by sqlx
+//! (versions in a `_sqlx_migrations` table, `user_version` 0) open without
+//! being migrated again and keep their responses.
+
+mod common;
+
+use common::{transcript, TempDb, Turn};
+use rusqlite::Connection;
+use windlass_engine::ResponseStore;
+use windlass_store::SqliteStore;
+
+fn user_version(conn: &Connection) -> i64 {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .expect("user_version")
+}
+
+/// What sqlx's migrator left in a database it brought to version 2.
+fn make_sqlx_era(conn: &Connection) {
+    conn.execute_batch(
+        "PRAGMA user_version = 0; \
+         CREATE TABLE _sqlx_migrations ( \
+             version BIGINT PRIMARY KEY, \
+             description TEXT NOT NULL, \
+             installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, \
+             success BOOLEAN NOT NULL, \
+             checksum BLOB NOT NULL, \
+             execution_time BIGINT NOT NULL); \
+         INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (1, 'init', TRUE, X'00', 1), (2, 'history parent', TRUE, X'00', 1);",
+    )
+    .expect("sqlx bookkeeping");
+}
+
+#[tokio::test]
+async fn new_file_gets_current_version() {
+    let db = TempDb::new();
+    let store = SqliteStore::open(&db.path).await.expect("open");
+    store.close().await;
+    let conn = Connection::open(&db.path).expect("raw");
+    assert_eq!(user_version(&conn), 2);
+    drop(conn);
+    // Reopening applies nothing (migration 2 would fail a second time).
+    let store = SqliteStore::open(&db.path).await.expect("reopen");
+    store.ping().await.expect("ping");
+}
+
+#[tokio::test]
+async fn sqlx_migrated_file_keeps_working() {
+    let db = TempDb::new();
+    let a = Turn::new("a", None, 2, 2);
+    {
+        // The same schema and rows sqlx's build wrote: the save trigger is
+        // TEMP, so nothing of this build stays in the file but the version.
+        let store = SqliteStore::open(&db.path).await.expect("open");
+        a.save(&store).await;
+        store.close().await;
+        let conn = Connection::open(&db.path).expect("raw");
+        make_sqlx_era(&conn);
+        assert_eq!(user_version(&conn), 0);
+    }
+
+    let store = SqliteStore::open(&db.path)
+        .await
+        .expect("open sqlx-era file");
+    assert_eq!(store.get("a").await.expect("get"), Some(a.resource.clone()));
+    assert_eq!(
+        store.load_context("a").await.expect("load"),
+        Some(transcript(&[&a]))
+    );
+    let b = Turn::new("b", Some("a"), 1, 1);
+    b.save(&store).await;
+    assert_eq!(
+        store.load_context("b").await.expect("load"),
+        Some(transcript(&[&a, &b]))
+    );
+    store.close().await;
+
+    let conn = Connection::open(&db.path).expect("raw");
+    assert_eq!(user_version(&conn), 2);
+    let rows: i64 = conn
+        .query_row("SELECT COUNT(*) FROM _sqlx_migrations", [], |r| r.get(0))
+        .expect("sqlx rows");
+    assert_eq!(rows, 2, "sqlx's bookkeeping is left for older builds");
+}
+
+/// A file sqlx migrated to version 1 only gets migration 2.
+#[tokio::test]
+async fn sqlx_file_at_version_1_gets_migration_2() {
+    let db = TempDb::new();
+    {
+        let conn = Connection::open(&db.path).expect("raw");
+        conn.execute_batch(include_str!("../migrations/0001_init.sql"))
+            .expect("schema 1");
+        make_sqlx_era(&conn);
+        conn.execute("DELETE FROM _sqlx_migrations WHERE version = 2", [])
+            .expect("version 1 only");
+    }
+    let store = SqliteStore::open(&db.path).await.expect("open");
+    let a = Turn::new("a", None, 1, 1);
+    let b = Turn::new("b", Some("a"), 1, 1);
+    a.save(&store).await;
+    b.save(&store).await;
+    assert_eq!(
+        store.load_context("b").await.expect("load"),
+        Some(transcript(&[&a, &b]))
+    );
+}
+
+/// A file from a newer build (a schema this one does not know) is refused.
+#[tokio::test]
+async fn newer_schema_is_refused() {
+    let db = TempDb::new();
+    {
+        let conn = Connection::open(&db.path).expect("raw");
+        conn.execute_batch("PRAGMA user_version = 99")
+            .expect("version");
+    }
+    let err = SqliteStore::open(&db.path).await.expect_err("newer schema");
+    assert!(err.to_string().contains("newer"), "{err}");
+}
