@@ -7,19 +7,11 @@
 //! SQLite's file lock and sleeping in its busy handler (1, 2, 5 … 100 ms
 //! back-off steps: that was the whole p99 tail).
 //!
-//! SQLite itself runs synchronously on the thread that holds the mutex. With
-//! sqlx every statement was a round trip to a dedicated thread per
-//! connection (a channel send, two thread wake-ups): about half of the CPU a
-//! stored request cost. A save is one short statement and, in WAL mode with
-//! `synchronous=NORMAL`, a commit does not fsync, so it is cheaper to run it
-//! inline than to hand it to any other thread.
-//!
-//! The price: the kernel can still make a commit wait for the disk, and the
-//! runtime worker (with every task queued on it) waits too. The commit that
-//! restarts the WAL after a complete checkpoint fsyncs the WAL header (about
-//! once per checkpoint, 1-4 ms here), and appending a frame to a WAL page
-//! the checkpoint's fsync is writing back waits for that write (measured:
-//! p90 under 1 ms, worst 23 ms). See BENCHMARKS.md ("SQLite inline").
+//! SQLite runs without sqlx's thread per connection (every statement a
+//! channel round trip and two thread wake-ups). Reads run synchronously on
+//! the thread that holds a reader; they are short and never wait for the
+//! disk's writeback. Writes run on a blocking-pool thread that takes the
+//! writer's guard along (see `write.rs` for why not inline).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -88,8 +80,8 @@ pub(super) fn closed() -> StoreError {
 
 /// Read connections of a file database (WAL lets them read while the writer
 /// writes). A read holds one for a single short query or read transaction,
-/// run inline like the writes: a context load of a 100-deep chain is one
-/// query of ~1-2 ms, acceptable on a runtime thread.
+/// run inline (unlike the writes): a context load of a 100-deep chain is one
+/// query of ~0.5 ms here, acceptable on a runtime thread.
 #[derive(Debug)]
 pub(super) struct ReaderPool {
     /// `None` once the store is closed.

@@ -36,8 +36,8 @@ const READERS: usize = 4;
 
 /// How long a write waits for another process holding the write lock before
 /// failing with "busy". Writers of this process never wait on it: they queue
-/// on the writer mutex. (Such a wait would block the runtime thread the
-/// save runs on; only another process writing the same file causes it.)
+/// on the writer mutex. (Only another process writing the same file causes
+/// it; writes wait on a blocking-pool thread, not a runtime worker.)
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Prepared statements kept per connection: every statement this store

@@ -1,15 +1,19 @@
 //! Writes: saving a response with its item references, and deleting one.
 //!
-//! Every write runs on the single writer connection (see `conn.rs`),
-//! synchronously on the thread that holds it. A save is ONE statement: an
-//! `INSERT` into a view whose `INSTEAD OF` trigger (created per connection
-//! by [`SAVE_TRIGGER`]) writes the response row, its references and its
-//! items. (This layout dates from sqlx, where every statement was a round
-//! trip to the connection's thread; it still saves preparing and stepping
-//! three statements plus BEGIN/COMMIT.) One statement is atomic on its own,
-//! and a statement runs to its end once started (the future cannot be
-//! dropped in the middle of a synchronous call), so a cancelled save never
-//! leaves a transaction open on the shared connection.
+//! Every write runs on the single writer connection (see `conn.rs`), on a
+//! blocking-pool thread that takes the writer's guard along. Reads run
+//! inline (see `read.rs`); writes do not, because a commit can wait for the
+//! disk (the WAL header fsync after a checkpoint, writeback of WAL pages),
+//! and inline that wait stalled a runtime worker and every task queued on
+//! it: measured, ~12 % less CPU per stored request inline, but +0.25-0.5 ms
+//! on the median latency at 16 clients (BENCHMARKS.md, "SQLite inline").
+//!
+//! A save is ONE statement: an `INSERT` into a view whose `INSTEAD OF`
+//! trigger (created per connection by [`SAVE_TRIGGER`]) writes the response
+//! row, its references and its items, which saves preparing and stepping
+//! three statements plus BEGIN/COMMIT. One statement is atomic on its own,
+//! and the blocking task runs it to its end even if the caller stops
+//! waiting, so a cancelled save never leaves a transaction open.
 //!
 //! Group commit (several queued saves in one statement) was tried: ~10 %
 //! less CPU per save at 16 clients, but every save then waits for its whole
@@ -17,7 +21,9 @@
 //! (within that hour's noise); not kept, no clear win for the machinery.
 
 use rusqlite::{params, Connection, TransactionBehavior};
-use tokio::sync::Mutex;
+use std::sync::Arc;
+
+use tokio::sync::{Mutex, OwnedMutexGuard};
 use windlass_engine::{NewResponse, StoreError};
 
 use super::conn::Writer;
@@ -60,33 +66,46 @@ const SAVE: &str = "INSERT INTO save_response (id, created_at, previous_response
                     VALUES (?, ?, ?, ?, ?)";
 
 /// Saves the response row and its input and output items. All or nothing.
-pub(super) async fn save(writer: &Mutex<Writer>, new: NewResponse<'_>) -> Result<(), StoreError> {
+pub(super) async fn save(
+    writer: &Arc<Mutex<Writer>>,
+    new: NewResponse<'_>,
+) -> Result<(), StoreError> {
     let resource = new.response;
     // Encoding happens before taking the writer, so writers queue only for
     // the database work.
     let body = encode_resource(resource)?;
     let items = encode_rows(new)?;
     let created_at = i64::try_from(resource.created_at).unwrap_or(i64::MAX);
+    let id = resource.id.clone();
+    let previous = resource.previous_response_id.clone();
 
-    let mut writer = writer.lock().await;
-    writer
-        .conn()?
-        .prepare_cached(SAVE)
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                resource.id,
-                created_at,
-                resource.previous_response_id,
-                body,
-                items
-            ])
-        })
-        .map_err(|e| match is_unique_violation(&e) {
-            true => StoreError::Duplicate(resource.id.clone()),
-            false => backend(e),
-        })?;
-    writer.committed();
-    Ok(())
+    on_writer(writer, move |conn| {
+        conn.prepare_cached(SAVE)
+            .and_then(|mut stmt| stmt.execute(params![id, created_at, previous, body, items]))
+            .map_err(|e| match is_unique_violation(&e) {
+                true => StoreError::Duplicate(id.clone()),
+                false => backend(e),
+            })
+            .map(drop)
+    })
+    .await
+}
+
+/// Runs `write` on the writer connection, on a blocking-pool thread; a
+/// successful write counts as a commit for the checkpointer.
+async fn on_writer<T, F>(writer: &Arc<Mutex<Writer>>, write: F) -> Result<T, StoreError>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+{
+    let mut guard: OwnedMutexGuard<Writer> = writer.clone().lock_owned().await;
+    tokio::task::spawn_blocking(move || {
+        let out = write(guard.conn()?)?;
+        guard.committed();
+        Ok(out)
+    })
+    .await
+    .map_err(|e| StoreError::Backend(format!("write task: {e}")))?
 }
 
 /// The `items` column of `save_response`: input then output, each item's JSON
@@ -114,11 +133,9 @@ fn encode_rows(new: NewResponse<'_>) -> Result<String, StoreError> {
 /// any more. Successors keep working: each response continuing from this one
 /// first takes over its references (as history rows placed before its own)
 /// and its predecessor, so its transcript stays the same.
-pub(super) async fn delete(writer: &Mutex<Writer>, id: &str) -> Result<bool, StoreError> {
-    let mut writer = writer.lock().await;
-    let deleted = delete_in(writer.conn()?, id).map_err(backend)?;
-    writer.committed();
-    Ok(deleted)
+pub(super) async fn delete(writer: &Arc<Mutex<Writer>>, id: &str) -> Result<bool, StoreError> {
+    let id = id.to_owned();
+    on_writer(writer, move |conn| delete_in(conn, &id).map_err(backend)).await
 }
 
 fn delete_in(conn: &mut Connection, id: &str) -> Result<bool, rusqlite::Error> {
