@@ -47,12 +47,10 @@ pub struct Phase {
     pub wall: Duration,
     /// CPU of the whole process during the phase.
     pub cpu_process: Duration,
-    /// CPU of the Windlass runtime's and SQLite's threads during the phase.
+    /// CPU of the Windlass runtime's threads (workers and blocking pool,
+    /// where SQLite writes run) during the phase.
     pub cpu_windlass: Duration,
-    /// The share of `cpu_windlass` spent on sqlx's SQLite threads (builds
-    /// before the rusqlite store; 0 since).
-    pub cpu_sqlite: Duration,
-    /// Context switches of the Windlass and SQLite threads.
+    /// Context switches of the Windlass threads.
     pub context_switches: u64,
 }
 
@@ -118,7 +116,6 @@ where
         wall,
         cpu_process,
         cpu_windlass: threads.cpu,
-        cpu_sqlite: threads.sqlite_cpu,
         context_switches: threads.context_switches,
     }
 }

@@ -10,14 +10,10 @@ use std::time::Duration;
 /// and its blocking pool (tokio names both alike), where the store runs
 /// SQLite (inline on the workers, WAL checkpoints on the blocking pool).
 pub const WINDLASS_THREAD: &str = "windlass-rt";
-/// Builds whose store used sqlx ran each SQLite connection on a dedicated
-/// thread of this name; kept so their runs stay comparable. The rusqlite
-/// store has no such thread: its SQLite time is part of the runtime's.
-const SQLITE_THREAD: &str = "sqlx-sqlite";
 
 /// Whether a thread (by its `comm`, 15 characters at most) does Windlass's work.
 pub fn is_windlass_thread(comm: &str) -> bool {
-    comm.starts_with(WINDLASS_THREAD) || comm.starts_with(SQLITE_THREAD)
+    comm.starts_with(WINDLASS_THREAD)
 }
 
 // ---------------------------------------------------------------------------
@@ -169,7 +165,6 @@ pub struct ThreadCpu(HashMap<u32, ThreadCounters>);
 
 #[derive(Debug, Clone, Copy, Default)]
 struct ThreadCounters {
-    sqlite: bool,
     ns: u64,
     switches: u64,
 }
@@ -177,10 +172,7 @@ struct ThreadCounters {
 /// What the Windlass threads did between two snapshots.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ThreadDelta {
-    /// Runtime threads plus SQLite threads.
     pub cpu: Duration,
-    /// SQLite connection threads alone.
-    pub sqlite_cpu: Duration,
     pub context_switches: u64,
 }
 
@@ -223,14 +215,7 @@ impl ThreadCpu {
                 .map(|s| switches(&s))
                 .unwrap_or(0);
             if let Some(ns) = ns {
-                map.insert(
-                    tid,
-                    ThreadCounters {
-                        sqlite: comm.starts_with(SQLITE_THREAD),
-                        ns,
-                        switches: sw,
-                    },
-                );
+                map.insert(tid, ThreadCounters { ns, switches: sw });
             }
         }
         ThreadCpu(map)
@@ -246,11 +231,7 @@ impl ThreadCpu {
         let mut d = ThreadDelta::default();
         for (tid, now) in &self.0 {
             let before = earlier.0.get(tid).copied().unwrap_or_default();
-            let ns = Duration::from_nanos(now.ns.saturating_sub(before.ns));
-            d.cpu += ns;
-            if now.sqlite {
-                d.sqlite_cpu += ns;
-            }
+            d.cpu += Duration::from_nanos(now.ns.saturating_sub(before.ns));
             d.context_switches += now.switches.saturating_sub(before.switches);
         }
         d

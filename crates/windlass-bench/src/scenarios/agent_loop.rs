@@ -172,12 +172,6 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         ),
         Row::overhead(
             "loop",
-            "  of which sqlx SQLite threads (per loop)",
-            "us",
-            r.cpu_sqlite_us(requests),
-        ),
-        Row::overhead(
-            "loop",
             "Windlass context switches/loop",
             "count",
             r.switches_per(requests),

@@ -86,12 +86,6 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         Row::overhead("json", "Windlass CPU/request (subtraction)", "us", cpu_sub)
             .target_max(200.0),
         Row::overhead("json", "Windlass CPU/request (its threads)", "us", cpu_thr),
-        Row::overhead(
-            "json",
-            "  of which sqlx SQLite threads",
-            "us",
-            r.cpu_sqlite_us(requests),
-        ),
         Row::value("json", "store.save p50 (direct call, idle)", "ms", save.p50),
         Row::value("json", "store.save p99 (direct call, idle)", "ms", save.p99),
         Row::overhead(

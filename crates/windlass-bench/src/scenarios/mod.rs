@@ -131,7 +131,7 @@ impl Rounds {
     }
 
     /// Windlass CPU per unit (µs), thread method: CPU of the Windlass
-    /// runtime's and SQLite's threads in the Windlass phase; median over rounds.
+    /// runtime threads in the Windlass phase; median over rounds.
     pub fn cpu_threads_us(&self, units: impl Fn(&Phase) -> f64) -> f64 {
         median(
             self.windlass
@@ -140,17 +140,7 @@ impl Rounds {
         )
     }
 
-    /// sqlx's SQLite threads' CPU per unit (µs), median over rounds (0 since
-    /// the store runs SQLite on the runtime's own threads).
-    pub fn cpu_sqlite_us(&self, units: impl Fn(&Phase) -> f64) -> f64 {
-        median(
-            self.windlass
-                .iter()
-                .map(|w| w.cpu_sqlite.as_secs_f64() / units(w) * 1e6),
-        )
-    }
-
-    /// Context switches of the Windlass and SQLite threads per unit, median over rounds.
+    /// Context switches of the Windlass threads per unit, median over rounds.
     pub fn switches_per(&self, units: impl Fn(&Phase) -> f64) -> f64 {
         median(
             self.windlass
@@ -181,7 +171,6 @@ impl Rounds {
                 "events": p.events(),
                 "cpu_process_ms": p.cpu_process.as_secs_f64() * 1000.0,
                 "cpu_windlass_threads_ms": p.cpu_windlass.as_secs_f64() * 1000.0,
-                "cpu_sqlite_threads_ms": p.cpu_sqlite.as_secs_f64() * 1000.0,
                 "windlass_context_switches": p.context_switches,
                 "total_ms": total,
             })

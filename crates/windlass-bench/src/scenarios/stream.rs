@@ -169,12 +169,6 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         ),
         Row::overhead(
             "stream",
-            "  of which SQLite threads",
-            "us",
-            p.cpu_sqlite_us(requests),
-        ),
-        Row::overhead(
-            "stream",
             "bare TCP relay CPU/event (its threads)",
             "us",
             pr.cpu_threads_us(events),
