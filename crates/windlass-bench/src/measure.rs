@@ -8,7 +8,8 @@ use std::time::Duration;
 
 /// Name prefix of the threads of the runtime Windlass runs on: its workers
 /// and its blocking pool (tokio names both alike), where the store runs
-/// SQLite (inline on the workers, WAL checkpoints on the blocking pool).
+/// SQLite (reads inline on the workers, writes and WAL checkpoints on the
+/// blocking pool).
 pub const WINDLASS_THREAD: &str = "windlass-rt";
 
 /// Whether a thread (by its `comm`, 15 characters at most) does Windlass's work.

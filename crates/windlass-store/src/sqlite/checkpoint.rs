@@ -8,8 +8,8 @@
 //! connection after commits. A `PASSIVE` checkpoint takes no write lock, so
 //! saves keep appending to the WAL meanwhile.
 //!
-//! Unlike saves, a checkpoint copies pages and fsyncs the database file, so
-//! it runs on tokio's blocking pool, never on a runtime thread.
+//! Like saves, a checkpoint (which copies pages and fsyncs the database
+//! file) runs on tokio's blocking pool, never on a runtime thread.
 
 use std::time::Duration;
 
