@@ -9,6 +9,10 @@ usage: fixture_server.py (--port N | --stdio) [--stateless] [--json] [--page-siz
   --page-size K  tools/list returns K tools per page, with nextCursor
   --dynamic      adds `grow()`: registers a tool `extra` and sends tools/list_changed
   --header-tool  adds `headers()`: the HTTP request headers it received, values reversed
+  --list-rendezvous DIR --list-peers N
+                 tools/list first marks DIR, then answers only once N servers have
+                 marked it (an error after 10 s): servers listed one after another
+                 never get there, servers listed concurrently do
 """
 
 import argparse
@@ -36,6 +40,8 @@ p.add_argument("--json", action="store_true")
 p.add_argument("--page-size", type=int, default=0)
 p.add_argument("--header-tool", action="store_true")
 p.add_argument("--dynamic", action="store_true")
+p.add_argument("--list-rendezvous", default="")
+p.add_argument("--list-peers", type=int, default=2)
 args = p.parse_args()
 
 http = dict(host="127.0.0.1", port=args.port, stateless_http=args.stateless, json_response=args.json)
@@ -136,16 +142,31 @@ if args.dynamic:
 
 def page(tools, cursor):
     """One page of tools/list: the cursor is the offset of the page."""
+    if args.page_size <= 0:
+        return types.ListToolsResult(tools=tools)
     start = int(cursor or 0)
     end = start + args.page_size
     return types.ListToolsResult(tools=tools[start:end], nextCursor=str(end) if end < len(tools) else None)
 
 
-if args.page_size > 0:
+async def rendezvous():
+    """Marks the rendezvous folder, then waits for `--list-peers` marks."""
+    if not args.list_rendezvous:
+        return
+    open(os.path.join(args.list_rendezvous, str(os.getpid())), "w").close()
+    for _ in range(1000):
+        if len(os.listdir(args.list_rendezvous)) >= args.list_peers:
+            return
+        await asyncio.sleep(0.01)
+    raise RuntimeError("tools/list rendezvous: the other servers were not listed meanwhile")
+
+
+if args.page_size > 0 or args.list_rendezvous:
     if V2:
         # Replace the low-level tools/list handler (handlers get the request params).
         async def list_tools_v2(ctx, params):
-            return page(await mcp.list_tools(), params.cursor)
+            await rendezvous()
+            return page(await mcp.list_tools(), params.cursor if params else None)
 
         mcp._lowlevel_server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools_v2)
     else:
@@ -155,6 +176,7 @@ if args.page_size > 0:
             tools = await mcp.list_tools()
             if req is None:
                 return types.ListToolsResult(tools=tools)
+            await rendezvous()
             return page(tools, req.params.cursor if req.params else None)
 
         mcp._mcp_server.list_tools()(list_tools_v1)

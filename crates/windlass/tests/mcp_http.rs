@@ -176,6 +176,46 @@ async fn paginated_listing_gets_every_tool() {
     }
 }
 
+/// Two declared servers are listed at the same time: each server answers
+/// `tools/list` only once both have been asked (a rendezvous folder), so a
+/// gateway that lists them one after another gets an error (424) instead.
+/// Items and events still come in declaration order.
+#[tokio::test]
+async fn declared_servers_are_listed_concurrently() {
+    let dir = std::env::temp_dir().join(format!(
+        "windlass-rendezvous-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let flags = [
+        "--list-rendezvous",
+        dir.to_str().unwrap(),
+        "--list-peers",
+        "2",
+    ];
+    let a = McpFixture::python_with(PyMcp::V2, &flags).await;
+    let b = McpFixture::python_with(PyMcp::V2, &flags).await;
+    let gw = start(loopback_config()).await;
+    gw.upstream.push(Reply::text("ok"));
+    let body = json!({"model": "m", "input": "hi", "stream": true,
+                      "tools": [mcp_tool("first", &a.url), mcp_tool("second", &b.url)]});
+    let run = create(&gw, Mode::Sse, &body).await;
+    assert_eq!(run.resp["status"], "completed", "{}", run.resp);
+    let output = run.resp["output"].as_array().unwrap();
+    let labels: Vec<&str> = output
+        .iter()
+        .filter(|i| i["type"] == "mcp_list_tools")
+        .map(|i| i["server_label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["first", "second"]);
+    for item in output.iter().filter(|i| i["type"] == "mcp_list_tools") {
+        assert!(item["error"].is_null(), "{item}");
+        assert_eq!(listed_names(item).len(), FIXTURE_TOOLS.len(), "{item}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// server-everything: its tool list (echo, get-sum, ...) and two calls in
 /// one turn, results in the model's order.
 #[tokio::test]
