@@ -52,9 +52,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Attach an MCP server: a streamable HTTP URL or a stdio command line,
-    /// optionally named `LABEL=...` (repeatable). Its tools run without
-    /// approval.
+    /// Attach an MCP server: a streamable HTTP URL or a stdio command line
+    /// (split on whitespace, no shell quoting), optionally named
+    /// `LABEL=...` (repeatable). Its tools run without approval.
     #[arg(long = "mcp", value_name = "[LABEL=]URL|COMMAND")]
     pub mcp: Vec<String>,
 }

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use windlass_testkit::{Reply, ToolCallSpec};
 
 use super::json::{check_windlass, MODEL};
-use super::{alternate, latency_rows, requests, Outcome};
+use super::{alternate, count_output, latency_rows, requests, Outcome};
 use crate::env::{Bench, TOOL_NAME};
 use crate::load::{ms, post_json, Sample};
 use crate::report::Row;
@@ -90,14 +90,7 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         "tools": [{"type": "function", "name": TOOL_NAME, "description": "Sleeps, then returns.", "parameters": parameters()}],
     });
     let checked = check_windlass(bench, &wl_body).await?;
-    let outputs = checked["output"]
-        .as_array()
-        .map(|o| {
-            o.iter()
-                .filter(|i| i["type"] == "function_call_output")
-                .count()
-        })
-        .unwrap_or(0);
+    let outputs = count_output(&checked, "function_call_output");
     let expected = s.turns as usize * s.tool_calls;
     if outputs != expected || checked["incomplete_details"]["reason"] != "max_turns" {
         return Err(format!(

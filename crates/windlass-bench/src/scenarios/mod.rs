@@ -206,3 +206,10 @@ pub fn latency_rows(
         Row::compare(scenario, &format!("{what} p99"), "ms", d.p99, w.p99),
     )
 }
+
+/// How many items of `kind` a response's `output` holds.
+pub fn count_output(response: &Value, kind: &str) -> usize {
+    response["output"]
+        .as_array()
+        .map_or(0, |o| o.iter().filter(|i| i["type"] == kind).count())
+}

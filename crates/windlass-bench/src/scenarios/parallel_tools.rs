@@ -17,7 +17,7 @@ use windlass_engine::EngineConfig;
 use windlass_testkit::{Reply, ToolCallSpec};
 
 use super::json::{check_windlass, MODEL};
-use super::Outcome;
+use super::{count_output, Outcome};
 use crate::env::{Bench, PARALLEL_TOOL_MS, PARALLEL_TOOL_NAME};
 use crate::load::ms;
 use crate::report::Row;
@@ -40,14 +40,7 @@ async fn one(bench: &Bench, body: &Value) -> Result<f64, String> {
     let start = Instant::now();
     let response = check_windlass(bench, body).await?;
     let wall = ms(start.elapsed());
-    let outputs = response["output"]
-        .as_array()
-        .map(|o| {
-            o.iter()
-                .filter(|i| i["type"] == "function_call_output")
-                .count()
-        })
-        .unwrap_or(0);
+    let outputs = count_output(&response, "function_call_output");
     if response["status"] != "completed" || outputs != CALLS {
         return Err(format!(
             "expected a completed response with {CALLS} tool outputs, got {} with {outputs}",

@@ -61,16 +61,8 @@ pub(super) fn load_context(
              ORDER BY c.depth DESC, r.section, r.position",
         )
         .map_err(backend)?;
-    let mut rows = stmt.query(params![id, MAX_DEPTH]).map_err(backend)?;
-    let mut out = Vec::new();
-    let mut known = false;
-    while let Some(row) = rows.next().map_err(backend)? {
-        known = true;
-        if let Some(body) = text(row)? {
-            out.push(decode_item(body)?);
-        }
-    }
-    Ok(known.then_some(out))
+    let (out, rows) = decode_rows(stmt.query(params![id, MAX_DEPTH]).map_err(backend)?)?;
+    Ok((rows > 0).then_some(out))
 }
 
 /// Chains cannot loop (a response only names an existing, hence older,
@@ -154,14 +146,21 @@ pub(super) fn ping(conn: &mut Connection) -> Result<(), StoreError> {
 }
 
 /// Decodes the items of a one-column result of item bodies.
-fn items(mut rows: Rows<'_>) -> Result<Vec<Item>, StoreError> {
-    let mut out = Vec::new();
+fn items(rows: Rows<'_>) -> Result<Vec<Item>, StoreError> {
+    decode_rows(rows).map(|(items, _)| items)
+}
+
+/// The items of a one-column result of item bodies (NULL rows skipped),
+/// and how many rows there were.
+fn decode_rows(mut rows: Rows<'_>) -> Result<(Vec<Item>, usize), StoreError> {
+    let (mut out, mut seen) = (Vec::new(), 0);
     while let Some(row) = rows.next().map_err(backend)? {
+        seen += 1;
         if let Some(body) = text(row)? {
             out.push(decode_item(body)?);
         }
     }
-    Ok(out)
+    Ok((out, seen))
 }
 
 /// The first column as text borrowed from SQLite, `None` for NULL.

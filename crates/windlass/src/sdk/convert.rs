@@ -119,13 +119,7 @@ impl Converter {
                         name: c.name.clone(),
                         input: arguments_value(&c.arguments),
                     };
-                    match st.history.last_mut() {
-                        Some(Message::Assistant { tool_calls, .. }) => tool_calls.push(call),
-                        _ => st.history.push(Message::Assistant {
-                            content: String::new(),
-                            tool_calls: vec![call],
-                        }),
-                    }
+                    record_call(st, call);
                     self.held.push_back(c);
                     self.release(st, out);
                 }
@@ -144,25 +138,12 @@ impl Converter {
                     if st.reported.remove(&o.call_id) {
                         return;
                     }
-                    out.push_back(if is_error {
-                        let kind = if self.registry.contains(&name) {
-                            ToolErrorKind::Failed
-                        } else {
-                            ToolErrorKind::UnknownTool
-                        };
-                        Block::ToolUseError {
-                            id: o.call_id,
-                            name,
-                            error: content,
-                            kind,
-                        }
+                    let kind = if self.registry.contains(&name) {
+                        ToolErrorKind::Failed
                     } else {
-                        Block::ToolResult {
-                            id: o.call_id,
-                            name,
-                            content,
-                        }
-                    });
+                        ToolErrorKind::UnknownTool
+                    };
+                    out.push_back(result_block(o.call_id, name, content, is_error, kind));
                 }
                 _ => {}
             },
@@ -184,13 +165,7 @@ impl Converter {
             name: name.clone(),
             input: arguments_value(&c.arguments),
         };
-        match st.history.last_mut() {
-            Some(Message::Assistant { tool_calls, .. }) => tool_calls.push(call.clone()),
-            _ => st.history.push(Message::Assistant {
-                content: String::new(),
-                tool_calls: vec![call.clone()],
-            }),
-        }
+        record_call(st, call.clone());
         out.push_back(Block::ToolUse(call));
         let (content, is_error) = match (&c.error, c.output) {
             (Some(e), _) => (e.text(), true),
@@ -202,20 +177,13 @@ impl Converter {
             content: content.clone(),
             is_error,
         });
-        out.push_back(if is_error {
-            Block::ToolUseError {
-                id: c.id,
-                name,
-                error: content,
-                kind: ToolErrorKind::Failed,
-            }
-        } else {
-            Block::ToolResult {
-                id: c.id,
-                name,
-                content,
-            }
-        });
+        out.push_back(result_block(
+            c.id,
+            name,
+            content,
+            is_error,
+            ToolErrorKind::Failed,
+        ));
     }
 
     /// Yields the held calls whose verdict is known (unknown tools get none,
@@ -340,6 +308,37 @@ impl Converter {
             response_id: response.id.clone(),
         });
         st.last_response = Some(response);
+    }
+}
+
+/// Adds a call to the assistant turn it belongs to in the history.
+fn record_call(st: &mut State, call: ToolUse) {
+    match st.history.last_mut() {
+        Some(Message::Assistant { tool_calls, .. }) => tool_calls.push(call),
+        _ => st.history.push(Message::Assistant {
+            content: String::new(),
+            tool_calls: vec![call],
+        }),
+    }
+}
+
+/// The block for a call's outcome: its result, or an error of `kind`.
+fn result_block(
+    id: String,
+    name: String,
+    content: String,
+    is_error: bool,
+    kind: ToolErrorKind,
+) -> Block {
+    if is_error {
+        Block::ToolUseError {
+            id,
+            name,
+            error: content,
+            kind,
+        }
+    } else {
+        Block::ToolResult { id, name, content }
     }
 }
 
