@@ -5,6 +5,7 @@ mod auth;
 mod body;
 mod browser;
 pub mod config;
+mod consistency;
 mod create;
 pub mod error;
 mod in_place;

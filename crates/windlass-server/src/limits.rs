@@ -100,6 +100,8 @@ enum Ctx {
     Tools,
     Metadata,
     MetadataValue,
+    /// A parameter that must be an object (`text`, `reasoning`, …).
+    Object,
     /// A URL field: no credentials in it.
     Url,
     Other,
@@ -135,7 +137,20 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn string<E: de::Error>(&self, s: &str) -> Result<(), E> {
+    /// Serde would read a struct from an array (`"text": []` would pass as
+    /// an empty object): the type is checked here.
+    fn not_object<E: de::Error>(&self, got: &str) -> Result<(), E> {
+        if matches!(self.ctx, Ctx::Object | Ctx::Metadata) {
+            return Err(self.fail(
+                format!("expected an object, but got {got} instead."),
+                "invalid_type",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Any string, object keys included.
+    fn length<E: de::Error>(&self, s: &str) -> Result<(), E> {
         if s.len() > self.lim.max_string_bytes {
             return Err(self.fail(
                 format!(
@@ -146,6 +161,12 @@ impl<'a> Walk<'a> {
                 "string_above_max_length",
             ));
         }
+        Ok(())
+    }
+
+    fn string<E: de::Error>(&self, s: &str) -> Result<(), E> {
+        self.not_object("a string")?;
+        self.length(s)?;
         if self.ctx == Ctx::Url && has_credentials(s) {
             // The message never repeats the URL: it holds a secret.
             return Err(self.fail(
@@ -177,6 +198,7 @@ impl<'a> Walk<'a> {
             (Ctx::Top, "input") => Ctx::Input,
             (Ctx::Top, "tools") => Ctx::Tools,
             (Ctx::Top, "metadata") => Ctx::Metadata,
+            (Ctx::Top, "text" | "reasoning" | "stream_options") => Ctx::Object,
             (Ctx::InputItem, "content") => Ctx::Content,
             (Ctx::Metadata, _) => Ctx::MetadataValue,
             (_, "server_url" | "url" | "image_url" | "file_url") => Ctx::Url,
@@ -200,17 +222,17 @@ impl<'de> Visitor<'de> for Walk<'_> {
         f.write_str("any JSON value")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        self.not_object("a boolean")
     }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        self.not_object("a number")
     }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        self.not_object("a number")
     }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        self.not_object("a number")
     }
     fn visit_unit<E>(self) -> Result<(), E> {
         Ok(())
@@ -220,6 +242,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.not_object::<A::Error>("an array")?;
         self.deeper::<A::Error>()?;
         let (max, inner) = self.array_limit().unwrap_or((usize::MAX, Ctx::Other));
         let mut n = 0usize;
@@ -332,7 +355,7 @@ impl<'de> Visitor<'de> for Key<'_> {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
-        self.walk.string(s)?;
+        self.walk.length(s)?;
         Ok(s.to_owned())
     }
 }
@@ -399,6 +422,21 @@ mod tests {
             (v.param.as_str(), v.code),
             ("text.format.schema.a.b.c", "nesting_too_deep")
         );
+    }
+
+    #[test]
+    fn object_parameters_must_be_objects() {
+        for (body, param) in [
+            (json!({"text": []}), "text"),
+            (json!({"reasoning": "high"}), "reasoning"),
+            (json!({"metadata": [1]}), "metadata"),
+            (json!({"stream_options": true}), "stream_options"),
+        ] {
+            let v = violation(body);
+            assert_eq!((v.param.as_str(), v.code), (param, "invalid_type"));
+        }
+        let ok = json!({"text": {"format": {"type": "text"}}, "reasoning": null});
+        assert_eq!(check(ok.to_string().as_bytes(), &small()), Ok(()));
     }
 
     #[test]
