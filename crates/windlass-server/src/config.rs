@@ -151,7 +151,15 @@ impl ServerFile {
                 "read timeouts must be positive".into(),
             ));
         }
-        c.api_keys = cli_keys.unwrap_or(self.api_keys);
+        c.api_keys = match cli_keys {
+            // Given but empty (`WINDLASS_API_KEYS=`): an unset variable, not
+            // a wish to drop the file's keys.
+            Some(keys) if keys.is_empty() => {
+                return Err(KeyError::Blank("--api-keys / WINDLASS_API_KEYS".into()).into())
+            }
+            Some(keys) => keys,
+            None => self.api_keys,
+        };
         c.keys = self
             .keys
             .iter()
@@ -179,6 +187,7 @@ mod tests {
         let keys = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect());
         assert!(ServerFile::default().resolve(keys(&["", ""])).is_err());
         assert!(ServerFile::default().resolve(keys(&[""])).is_err());
+        assert!(ServerFile::default().resolve(keys(&[])).is_err());
         let ok = ServerFile::default().resolve(keys(&["k1", " k2"])).unwrap();
         assert_eq!(ok.key_ring().unwrap().find("k2").unwrap().name, "key-2");
         // The flag replaces the file's list; the file's named keys stay.

@@ -30,7 +30,7 @@ use windlass_engine::Engine;
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
 pub use inflight::Inflight;
-pub use keys::{AuthedKey, KeyConfig, KeyError, KeyRing};
+pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
 
