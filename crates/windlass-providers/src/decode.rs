@@ -30,6 +30,9 @@ pub struct StreamDecoder {
     /// Tool calls seen so far, by upstream index, with the id and name
     /// already announced (some servers repeat them on every fragment).
     calls: Vec<CallSeen>,
+    /// Whether any chunk carried a choice: a stream of none is as empty as
+    /// a completion without choices, and fails the same way.
+    saw_choice: bool,
     done: bool,
 }
 
@@ -61,6 +64,12 @@ impl StreamDecoder {
             return Ok(());
         }
         if data.len() < 16 && data.trim() == "[DONE]" {
+            if !self.saw_choice {
+                self.done = true;
+                return Err(ProviderError::Protocol(
+                    "chat completion stream has no choices".into(),
+                ));
+            }
             self.flush(out);
             return Ok(());
         }
@@ -84,6 +93,7 @@ impl StreamDecoder {
             self.usage = Some(map_usage(*usage));
         }
         if let Some(choice) = chunk.choices {
+            self.saw_choice = true;
             if let Some(delta) = choice.delta {
                 self.delta(delta, out);
             }

@@ -23,6 +23,7 @@ pub async fn create_response(
 ) -> Result<Response, ApiError> {
     let bytes = body.map_err(body_error)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
+    crate::consistency::previous_not_running(&app, &req)?;
     let prepared = app.engine.prepare(req).await?;
     let cancel = CancellationToken::new();
     let registration = app.inflight.register(prepared.response(), cancel.clone());

@@ -6,7 +6,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_providers::ChatProviderConfig;
-use windlass_server::ServerConfig;
+use windlass_server::{ServerConfig, ServerFile, SettingsError};
+use windlass_store::SqliteOptions;
 use windlass_tools::McpConfig;
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
@@ -23,6 +24,8 @@ pub enum ConfigError {
         path: String,
         source: toml::de::Error,
     },
+    #[error(transparent)]
+    Server(#[from] SettingsError),
     #[error("[mcp]: {0}")]
     Mcp(#[from] windlass_tools::ConfigError),
     #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [upstream] url in the config file)")]
@@ -42,6 +45,8 @@ pub struct FileConfig {
     pub agent_loop: LoopFile,
     #[serde(default)]
     pub server: ServerFile,
+    #[serde(default)]
+    pub store: StoreFile,
     /// MCP servers and the outbound guard for request-declared ones.
     #[serde(default)]
     pub mcp: McpConfig,
@@ -70,12 +75,12 @@ pub struct LoopFile {
     pub client_tools_status: Option<ClientToolsArg>,
 }
 
+/// `[store]`: the SQLite file's bounds.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ServerFile {
-    pub max_body_bytes: Option<usize>,
-    #[serde(default)]
-    pub api_keys: Vec<String>,
+pub struct StoreFile {
+    pub wal_limit_bytes: Option<u64>,
+    pub size_log_interval_secs: Option<u64>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -86,6 +91,7 @@ pub struct Settings {
     pub provider: ChatProviderConfig,
     pub engine: EngineConfig,
     pub server: ServerConfig,
+    pub store: SqliteOptions,
     pub mcp: McpConfig,
 }
 
@@ -149,18 +155,17 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         _ => ClientToolsStatus::RequiresAction,
     };
 
-    let mut server = ServerConfig::default();
-    if let Some(n) = file.server.max_body_bytes {
-        server.max_body_bytes = n;
+    // Flag or environment keys replace the file's list; a blank one (an
+    // unset variable in `"$A,$B"`) refuses to start rather than turning
+    // authentication off.
+    let server = file.server.resolve(args.api_keys)?;
+    let mut store = SqliteOptions::default();
+    if let Some(n) = file.store.wal_limit_bytes {
+        store.wal_limit_bytes = n;
     }
-    // An empty `--api-keys ""` / `WINDLASS_API_KEYS=` (an unset variable in
-    // a compose file) must not silently turn the file's authentication off.
-    let non_empty =
-        |keys: Vec<String>| -> Vec<String> { keys.into_iter().filter(|k| !k.is_empty()).collect() };
-    server.api_keys = match args.api_keys.map(non_empty) {
-        Some(keys) if !keys.is_empty() => keys,
-        _ => non_empty(file.server.api_keys),
-    };
+    if let Some(secs) = file.store.size_log_interval_secs {
+        store.size_log_interval = Duration::from_secs(secs);
+    }
 
     let mut mcp = file.mcp;
     mcp.allow_hosts.extend(
@@ -187,6 +192,7 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         provider,
         engine,
         server,
+        store,
         mcp,
     })
 }
@@ -199,6 +205,10 @@ mod tests {
     use crate::cli::{Cli, Command};
 
     fn resolve_with(extra: &[&str]) -> Settings {
+        try_resolve(extra).unwrap()
+    }
+
+    fn try_resolve(extra: &[&str]) -> Result<Settings, ConfigError> {
         let dir = std::env::temp_dir().join(format!("windlass-cfg-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("windlass.toml");
@@ -215,19 +225,20 @@ mod tests {
         let Command::Serve(args) = Cli::try_parse_from(argv).unwrap().command else {
             panic!("not serve");
         };
-        resolve(args).unwrap()
+        resolve(args)
     }
 
     #[test]
-    fn an_empty_api_keys_value_keeps_the_file_keys() {
+    fn blank_api_keys_refuse_to_start() {
         assert_eq!(resolve_with(&[]).server.api_keys, ["sk-file"]);
-        assert_eq!(
-            resolve_with(&["--api-keys", ""]).server.api_keys,
-            ["sk-file"]
-        );
-        assert_eq!(
-            resolve_with(&["--api-keys", "sk-a,,sk-b"]).server.api_keys,
-            ["sk-a", "sk-b"]
-        );
+        for blank in ["", ",", "sk-a,,sk-b", " "] {
+            let err = try_resolve(&["--api-keys", blank]).err();
+            assert!(matches!(err, Some(ConfigError::Server(_))), "{blank:?}");
+        }
+        let ring = resolve_with(&["--api-keys", "sk-a, sk-b"])
+            .server
+            .key_ring()
+            .unwrap();
+        assert_eq!(ring.find("sk-b").unwrap().name, "key-2");
     }
 }

@@ -43,7 +43,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     init_logging(settings.log_format);
     let upstream = settings.provider.base_url.clone();
     let provider = Arc::new(ChatCompletionsProvider::new(settings.provider)?);
-    let store = Arc::new(SqliteStore::open(&settings.db).await?);
+    let store = Arc::new(SqliteStore::open_with(&settings.db, settings.store.clone()).await?);
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
