@@ -175,9 +175,13 @@ impl ModelProvider for RouterProvider {
         let (i, name) = self
             .route(&request.model)
             .ok_or_else(|| Self::unknown_model(&request.model))?;
-        let mut upstream_request = request.clone();
-        upstream_request.model = name;
-        self.upstreams[i].provider.check(&upstream_request)
+        let provider = &self.upstreams[i].provider;
+        if name == request.model {
+            return provider.check(request);
+        }
+        let mut renamed = request.clone();
+        renamed.model = name;
+        provider.check(&renamed)
     }
 
     async fn start(&self, mut request: ModelRequest) -> Result<ModelStream, ProviderError> {
@@ -187,10 +191,16 @@ impl ModelProvider for RouterProvider {
             .ok_or_else(|| Self::unknown_model(&model))?;
         request.model = name;
         let mut current = first;
-        let mut chain = self.fallbacks[first].iter();
+        let mut chain = self.fallbacks[first].iter().peekable();
         loop {
             let upstream = &self.upstreams[current];
-            let error = match upstream.provider.start(request.clone()).await {
+            // The transcript is copied only while a fallback may need it.
+            let attempt = if chain.peek().is_some() {
+                request.clone()
+            } else {
+                std::mem::take(&mut request)
+            };
+            let error = match upstream.provider.start(attempt).await {
                 Ok(stream) => return Ok(stream),
                 Err(e) if fails_over(&e) => e,
                 Err(e) => return Err(e),
