@@ -16,6 +16,7 @@ use serde_json::Value;
 use windlass_engine::{FinishReason, ModelEvent, ProviderError};
 use windlass_protocol::{InputTokensDetails, OutputTokensDetails, Usage};
 
+use crate::codec::EventDecoder;
 use crate::http_error::error_from_value;
 use crate::wire::{Chunk, Completion, Delta, Str, ToolCallChunk, UsageWire};
 
@@ -202,6 +203,28 @@ impl StreamDecoder {
             }
             _ => last.index,
         }
+    }
+}
+
+impl EventDecoder for StreamDecoder {
+    fn data(&mut self, data: &str, out: &mut VecDeque<ModelEvent>) -> Result<(), ProviderError> {
+        StreamDecoder::data(self, data, out)
+    }
+
+    fn cut(
+        &mut self,
+        error: ProviderError,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ProviderError> {
+        StreamDecoder::cut(self, error, out)
+    }
+
+    fn is_done(&self) -> bool {
+        StreamDecoder::is_done(self)
+    }
+
+    fn end_of_body(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), ProviderError> {
+        StreamDecoder::end_of_body(self, out)
     }
 }
 

@@ -8,6 +8,8 @@ use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_providers::ChatProviderConfig;
 use windlass_server::{ServerConfig, ServerFile, SettingsError};
 use windlass_store::SqliteOptions;
+
+use crate::upstreams::{apply_timeouts, ResolvedUpstream, UpstreamEntry, UpstreamError};
 use windlass_tools::McpConfig;
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
@@ -28,8 +30,10 @@ pub enum ConfigError {
     Server(#[from] SettingsError),
     #[error("[mcp]: {0}")]
     Mcp(#[from] windlass_tools::ConfigError),
-    #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [upstream] url in the config file)")]
+    #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [[upstreams]] in the config file)")]
     NoUpstream,
+    #[error(transparent)]
+    Upstreams(#[from] UpstreamError),
 }
 
 /// The config file's shape. Every key is optional.
@@ -39,8 +43,12 @@ pub struct FileConfig {
     pub listen: Option<String>,
     pub db: Option<String>,
     pub log_format: Option<LogFormat>,
+    /// The one-upstream shorthand (same as `--upstream`).
     #[serde(default)]
     pub upstream: UpstreamFile,
+    /// Every upstream, routed by model (see `upstreams.rs`).
+    #[serde(default)]
+    pub upstreams: Vec<UpstreamEntry>,
     #[serde(default, rename = "loop")]
     pub agent_loop: LoopFile,
     #[serde(default)]
@@ -88,7 +96,7 @@ pub struct Settings {
     pub listen: String,
     pub db: String,
     pub log_format: LogFormat,
-    pub provider: ChatProviderConfig,
+    pub upstreams: Vec<ResolvedUpstream>,
     pub engine: EngineConfig,
     pub server: ServerConfig,
     pub store: SqliteOptions,
@@ -113,25 +121,28 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
     };
     let up = file.upstream;
     let lp = file.agent_loop;
-    let base_url = args
-        .upstream_url
-        .or(up.url)
-        .ok_or(ConfigError::NoUpstream)?;
-
-    let mut provider = ChatProviderConfig::new(base_url);
-    provider.api_key = args.upstream_api_key.or(up.api_key);
-    if let Some(ms) = up.connect_timeout_ms {
-        provider.connect_timeout = Duration::from_millis(ms);
-    }
-    if let Some(ms) = up.first_byte_timeout_ms {
-        provider.first_byte_timeout = Duration::from_millis(ms);
-    }
-    if let Some(ms) = up.idle_timeout_ms {
-        provider.idle_timeout = Duration::from_millis(ms);
-    }
-    if let Some(n) = up.max_retries {
-        provider.max_retries = n;
-    }
+    // The flag (or `[upstream]`) is the one-upstream shorthand and, being
+    // a flag, wins over the file's table.
+    let upstreams = match args.upstream_url.or(up.url) {
+        Some(base_url) => {
+            let mut provider = ChatProviderConfig::new(base_url);
+            provider.api_key = args.upstream_api_key.or(up.api_key);
+            apply_timeouts(
+                &mut provider,
+                up.connect_timeout_ms,
+                up.first_byte_timeout_ms,
+                up.idle_timeout_ms,
+                up.max_retries,
+            );
+            vec![crate::upstreams::single(provider)]
+        }
+        None if !file.upstreams.is_empty() => file
+            .upstreams
+            .into_iter()
+            .map(UpstreamEntry::resolve)
+            .collect::<Result<_, _>>()?,
+        None => return Err(ConfigError::NoUpstream),
+    };
 
     let mut engine = EngineConfig {
         default_model: args.default_model.or(up.default_model),
@@ -189,7 +200,7 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
             .log_format
             .or(file.log_format)
             .unwrap_or(LogFormat::Text),
-        provider,
+        upstreams,
         engine,
         server,
         store,
