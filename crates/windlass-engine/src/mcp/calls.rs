@@ -2,7 +2,6 @@
 //! output or error and `completed`/`failed` when it ends.
 
 use serde_json::json;
-use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
     EventData, Item, McpApprovalRequest, McpCall, McpCallError, McpCallStatus, McpToolCallError,
 };
@@ -106,8 +105,9 @@ pub(crate) async fn finish_call(
 }
 
 /// Turns the open `mcp_call` item of a call the policy wants approved into
-/// an `mcp_approval_request` at the same output position (announced with
-/// `output_item.done`), so the continuation resumes it like any approval.
+/// an `mcp_approval_request` at the same output position, with the same
+/// item id (stream clients track items by id), announced with
+/// `output_item.done`; the continuation resumes it like any approval.
 /// False when the call has no open item here.
 pub(crate) async fn to_approval_request(out: &mut Emitter<'_>, call_id: &str) -> bool {
     let found = out
@@ -122,7 +122,7 @@ pub(crate) async fn to_approval_request(out: &mut Emitter<'_>, call_id: &str) ->
         return false;
     };
     *out.item_mut(idx) = Item::McpApprovalRequest(McpApprovalRequest {
-        id: new_id(prefix::MCP_APPROVAL_REQUEST),
+        id: c.id,
         server_label: c.server_label,
         name: c.name,
         arguments: c.arguments,
