@@ -79,8 +79,8 @@ pub mod serve;
 
 pub use sdk::{
     query, Agent, AgentBuilder, Block, BlockStream, BuildError, Client, Hooks, Message,
-    PostToolUse, PreToolUse, PromptDecision, QueryResult, SdkError, Termination, Tool,
-    ToolDecision, ToolError, ToolErrorKind, ToolOutcome, ToolUse, Usage, UserPromptSubmit,
+    PostToolUse, PreToolUse, PromptDecision, PromptResult, QueryResult, SdkError, Termination,
+    Tool, ToolDecision, ToolError, ToolErrorKind, ToolOutcome, ToolUse, Usage, UserPromptSubmit,
 };
 
 /// The schema derive used by typed tools' argument types.

@@ -55,6 +55,9 @@ pub(super) struct Converter {
     verdicts: HashMap<String, CallVerdict>,
     /// Rejected calls of this run and the error output the model gets.
     rejected: Vec<(String, String, String)>,
+    /// A model turn started since the last assistant message: the next
+    /// one is a new history entry.
+    new_turn: bool,
 }
 
 impl Converter {
@@ -67,12 +70,16 @@ impl Converter {
             yielded: HashMap::new(),
             verdicts: HashMap::new(),
             rejected: Vec::new(),
+            new_turn: false,
         }
     }
 
     pub(super) fn on_signal(&mut self, signal: Signal, st: &mut State, out: &mut VecDeque<Block>) {
         match signal {
-            Signal::Run(RunEvent::TurnStarted { .. }) => self.flush(st, out),
+            Signal::Run(RunEvent::TurnStarted { .. }) => {
+                self.flush(st, out);
+                self.new_turn = true;
+            }
             Signal::Run(RunEvent::CallDecided(report)) => self.decided(report, st, out),
             Signal::Run(_) => {}
             Signal::Event(ev) => self.on_event(ev.data, st, out),
@@ -106,11 +113,12 @@ impl Converter {
                 Item::Message(m) if m.role == Role::Assistant => {
                     self.flush(st, out);
                     let text = m.content.joined_text();
+                    let same_turn = !std::mem::take(&mut self.new_turn);
                     match st.history.last_mut() {
                         Some(Message::Assistant {
                             content,
                             tool_calls,
-                        }) if tool_calls.is_empty() => content.push_str(&text),
+                        }) if same_turn && tool_calls.is_empty() => content.push_str(&text),
                         _ => st.history.push(Message::Assistant {
                             content: text,
                             tool_calls: Vec::new(),
@@ -118,13 +126,14 @@ impl Converter {
                     }
                 }
                 Item::FunctionCall(c) => {
+                    let fresh = std::mem::take(&mut self.new_turn);
                     st.names.insert(c.call_id.clone(), c.name.clone());
                     let call = ToolUse {
                         id: c.call_id.clone(),
                         name: c.name.clone(),
                         input: arguments_value(&c.arguments),
                     };
-                    record_call(st, call);
+                    record_call(st, call, fresh);
                     self.held.push_back(c);
                     self.release(st, out);
                 }
@@ -164,7 +173,8 @@ impl Converter {
             name: name.clone(),
             input: arguments_value(&c.arguments),
         };
-        record_call(st, call.clone());
+        let fresh = std::mem::take(&mut self.new_turn);
+        record_call(st, call.clone(), fresh);
         out.push_back(Block::ToolUse(call));
         let (content, is_error) = match (&c.error, c.output) {
             (Some(e), _) => (e.text(), true),
@@ -363,10 +373,11 @@ impl Converter {
     }
 }
 
-/// Adds a call to the assistant turn it belongs to in the history.
-fn record_call(st: &mut State, call: ToolUse) {
+/// Adds a call to the assistant turn it belongs to in the history
+/// (`fresh`: the first item of a new model turn).
+fn record_call(st: &mut State, call: ToolUse, fresh: bool) {
     match st.history.last_mut() {
-        Some(Message::Assistant { tool_calls, .. }) => tool_calls.push(call),
+        Some(Message::Assistant { tool_calls, .. }) if !fresh => tool_calls.push(call),
         _ => st.history.push(Message::Assistant {
             content: String::new(),
             tool_calls: vec![call],
