@@ -76,6 +76,7 @@ pub mod config;
 pub mod run;
 pub mod sdk;
 pub mod serve;
+mod trace_text;
 
 pub use sdk::{
     query, Agent, AgentBuilder, Block, BlockStream, BuildError, Client, Hooks, Message,
