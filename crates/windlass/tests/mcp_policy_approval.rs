@@ -136,3 +136,60 @@ async fn a_denied_policy_approval_never_runs_the_call() {
     assert!(gw.hub.calls().is_empty());
     assert_eq!(only(&run.resp, "mcp_call")["status"], "failed");
 }
+
+/// Allows everything; remembers what it was asked.
+#[derive(Default)]
+struct Counting(Mutex<Vec<String>>);
+
+#[async_trait::async_trait]
+impl Policy for Counting {
+    async fn before_call(
+        &self,
+        _ctx: &PolicyContext<'_>,
+        call: &ToolCall,
+        _tool: Option<&ToolDefinition>,
+    ) -> CallDecision {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(call.name.clone());
+        CallDecision::Allow
+    }
+}
+
+/// A server declared with `require_approval`: the policy sees the call when
+/// the model makes it, not again when the approved call runs.
+#[tokio::test]
+async fn a_declared_approval_meets_the_policy_once() {
+    let fx = McpFixture::python(PyMcp::V2).await;
+    let policy = Arc::new(Counting::default());
+    let gw = start_with_policy(
+        loopback_config(),
+        EngineConfig::default(),
+        Some(policy.clone()),
+    )
+    .await;
+    gw.upstream
+        .push(Reply::tool_call("calc__add", r#"{"a":2,"b":3}"#));
+    let tools = json!([mcp_tool_default("calc", &fx.url)]);
+    let parent = create(
+        &gw,
+        Mode::Json,
+        &json!({"model": "m", "input": "2+3?", "tools": tools}),
+    )
+    .await;
+    let req_id = only(&parent.resp, "mcp_approval_request")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    gw.upstream.push(Reply::text("5"));
+    let run = create(
+        &gw,
+        Mode::Json,
+        &json!({"model": "m", "previous_response_id": parent.id(),
+                "input": [approval(&req_id, true)], "tools": tools}),
+    )
+    .await;
+    assert_eq!(only(&run.resp, "mcp_call")["output"], "5");
+    assert_eq!(*policy.0.lock().unwrap(), ["calc__add"]);
+}
