@@ -179,6 +179,21 @@ pub enum ToolOutput {
     Parts(Vec<ContentPart>),
 }
 
+impl ToolOutput {
+    /// The output as text: the text parts joined with a newline (each part
+    /// is one block of a tool's result), for surfaces that carry one string.
+    pub fn joined_text(&self) -> String {
+        match self {
+            ToolOutput::Text(t) => t.clone(),
+            ToolOutput::Parts(parts) => parts
+                .iter()
+                .filter_map(ContentPart::text)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
 impl Serialize for ToolOutput {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {

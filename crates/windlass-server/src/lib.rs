@@ -74,6 +74,7 @@ pub fn router(state: AppState) -> Router {
             get(resources::get_response).delete(resources::delete_response),
         )
         .route("/responses/{id}/input_items", get(resources::input_items))
+        .route("/responses/{id}/trace", get(resources::get_trace))
         .route("/responses/{id}/cancel", post(resources::cancel_response))
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use windlass_engine::{
-    ClientFunctions, Engine, EngineConfig, McpHub, ModelProvider, Policy, ToolExecutor,
+    Engine, EngineConfig, LoopMode, McpHub, ModelProvider, Policy, ToolExecutor,
 };
 use windlass_providers::{provider_for, ChatProviderConfig, UpstreamKind};
 use windlass_server::{AppState, McpDirectory, ServerConfig};
@@ -25,7 +25,9 @@ pub struct GatewayOptions {
     pub engine: EngineConfig,
     /// Server-side executors, registered before the client-function one.
     pub executors: Vec<Arc<dyn ToolExecutor>>,
-    /// Register seed 001's function executor (client tools -> `requires_action`).
+    /// Calls to the request's function tools go back to the client
+    /// (`requires_action`); false with no executors and no MCP hub: the
+    /// engine runs single-shot.
     pub client_functions: bool,
     pub policy: Option<Arc<dyn Policy>>,
     /// MCP hub (enables `mcp` tools) and the view `GET /v1/mcp/servers` shows.
@@ -106,12 +108,13 @@ impl Gateway {
                 .await
                 .expect("sqlite store"),
         );
-        let mut builder = Engine::builder(provider, store).config(opts.engine.clone());
+        let mut engine = opts.engine.clone();
+        if !opts.client_functions && opts.executors.is_empty() && opts.mcp.is_none() {
+            engine.loop_mode = LoopMode::SingleShot;
+        }
+        let mut builder = Engine::builder(provider, store).config(engine);
         for e in &opts.executors {
             builder = builder.executor(e.clone());
-        }
-        if opts.client_functions {
-            builder = builder.executor(Arc::new(ClientFunctions));
         }
         if let Some(p) = &opts.policy {
             builder = builder.policy(p.clone());

@@ -57,6 +57,16 @@ pub struct RunArgs {
     /// `LABEL=...` (repeatable). Its tools run without approval.
     #[arg(long = "mcp", value_name = "[LABEL=]URL|COMMAND")]
     pub mcp: Vec<String>,
+
+    /// Print the execution trace (a line per model turn and per tool call,
+    /// secrets in arguments redacted) to stderr after the run.
+    #[arg(long)]
+    pub trace: bool,
+
+    /// Ask the model once to verify its first text-only answer after it
+    /// used tools (one more turn).
+    #[arg(long)]
+    pub completion_check: bool,
 }
 
 #[derive(Debug, Args)]

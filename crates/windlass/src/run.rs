@@ -74,7 +74,8 @@ async fn execute(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
         .model(model)
         .provider(provider)
         .auto_execute_tools(true)
-        .max_tool_iterations(args.max_turns);
+        .max_tool_iterations(args.max_turns)
+        .completion_check(args.completion_check);
     if let Some(s) = &args.system {
         builder = builder.system_prompt(s.clone());
     }
@@ -108,6 +109,11 @@ async fn execute(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
     drop(blocks);
     view.stop_spinner();
 
+    if args.trace {
+        if let Some(trace) = client.last_trace() {
+            eprint!("{}", crate::trace_text::render(&trace));
+        }
+    }
     if args.json {
         let response = client
             .last_response()

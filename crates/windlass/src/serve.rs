@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use tracing_subscriber::EnvFilter;
-use windlass_engine::{ClientFunctions, Engine};
+use windlass_engine::Engine;
 use windlass_server::{AppState, McpDirectory};
 use windlass_store::SqliteStore;
 use windlass_tools::McpServers;
@@ -49,7 +49,6 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
     let engine = Engine::builder(provider, store)
-        .executor(Arc::new(ClientFunctions))
         .mcp(mcp.clone())
         .config(settings.engine)
         .build();

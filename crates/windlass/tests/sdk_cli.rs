@@ -169,3 +169,29 @@ async fn run_attaches_an_mcp_server() {
     assert_eq!(last["role"], "tool");
     assert_eq!(last["content"], "42");
 }
+
+#[tokio::test]
+async fn run_trace_prints_the_trace_to_stderr() {
+    let up = FakeUpstream::start().await;
+    up.push(Reply::tool_call(
+        "get_weather",
+        r#"{"city":"Paris","api_key":"sk-1"}"#,
+    ));
+    up.push(Reply::text("I cannot check the weather."));
+    let out = windlass(args(&up, &["--trace", "Weather in Paris?"])).await;
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("trace resp_"))
+        .unwrap_or_else(|| panic!("no trace in stderr: {err}"));
+    assert!(lines[start + 1].starts_with("step 0: "), "{err}");
+    assert!(
+        lines[start + 2].starts_with("  get_weather [unknown] deny (unknown_tool) -> denied"),
+        "{err}"
+    );
+    assert!(lines[start + 3].starts_with("step 1: "), "{err}");
+    assert!(!err.contains("sk-1"), "{err}");
+    assert!(!stdout(&out).contains("trace resp_"));
+}

@@ -1,7 +1,9 @@
 //! Everything before the loop runs: validate, load history, resolve tools.
 //! Any refusal happens here, before a stream starts or anything is written.
 
+mod choice;
 mod input;
+mod limits;
 mod tools;
 mod validate;
 
@@ -12,6 +14,7 @@ use windlass_protocol::{
     CreateResponseRequest, Item, ResponseResource, ResponseStatus, TextField, Tool, Truncation,
 };
 
+use crate::config::LoopMode;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::mcp::declare::{add_tools, check_servers, reuse_listings};
@@ -22,6 +25,8 @@ use crate::ports::tools::ToolCall;
 use crate::tooling::ToolSet;
 
 pub use input::with_id;
+pub(crate) use limits::Limits;
+pub use limits::{META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS, META_TOOL_ERROR_THRESHOLD};
 pub use tools::valid_name;
 
 /// A checked request, ready for [`Engine::run`].
@@ -36,8 +41,8 @@ pub struct PreparedRun {
     pub(crate) tools: ToolSet,
     pub(crate) mcp: McpRun,
     pub(crate) first_choice: ModelToolChoice,
-    pub(crate) single_shot: bool,
-    pub(crate) call_budget: u64,
+    pub(crate) mode: LoopMode,
+    pub(crate) limits: Limits,
 }
 
 impl PreparedRun {
@@ -68,6 +73,7 @@ impl Engine {
     ) -> Result<PreparedRun, EngineError> {
         let inner = &self.inner;
         validate::validate_fields(&req)?;
+        let limits = limits::limits(&inner.config, &req)?;
         let model = match req
             .model
             .as_deref()
@@ -125,12 +131,11 @@ impl Engine {
             .collect();
         pending.extend(resumed.calls);
 
-        let call_budget = req
-            .max_tool_calls
-            .unwrap_or(u64::MAX)
-            .min(inner.config.max_tool_calls);
-        let single_shot =
-            (inner.executors.is_empty() && resolved.mcp.is_empty()) || resolved.choice_none;
+        let mode = if resolved.choice_none {
+            LoopMode::SingleShot
+        } else {
+            inner.config.loop_mode
+        };
         let response = skeleton(&req, model);
         Ok(PreparedRun {
             response,
@@ -146,8 +151,8 @@ impl Engine {
                 targets: resumed.targets,
             },
             first_choice: resolved.first_choice,
-            single_shot,
-            call_budget,
+            mode,
+            limits,
         })
     }
 }

@@ -168,6 +168,15 @@ pub async fn start(config: McpConfig) -> McpGw {
 }
 
 pub async fn start_with(config: McpConfig, engine: EngineConfig) -> McpGw {
+    start_with_policy(config, engine, None).await
+}
+
+/// Like [`start_with`], with an engine policy.
+pub async fn start_with_policy(
+    config: McpConfig,
+    engine: EngineConfig,
+    policy: Option<Arc<dyn windlass_engine::Policy>>,
+) -> McpGw {
     let servers = McpServers::start(config);
     let hub = Arc::new(RecordingHub {
         inner: servers.clone(),
@@ -175,6 +184,7 @@ pub async fn start_with(config: McpConfig, engine: EngineConfig) -> McpGw {
     });
     let gw = Gateway::start_with(GatewayOptions {
         engine,
+        policy,
         mcp: Some(hub.clone()),
         mcp_directory: Some(Arc::new(View(servers))),
         ..Default::default()

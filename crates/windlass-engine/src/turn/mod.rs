@@ -4,6 +4,8 @@
 //! item) when another kind of item starts or the turn ends, so every item is
 //! opened and closed exactly once, with its final text in the `done` events.
 
+mod calls;
+
 use std::collections::{BTreeMap, HashSet};
 
 use futures::StreamExt;
@@ -17,9 +19,9 @@ use windlass_protocol::{
 use crate::emitter::Emitter;
 use crate::ports::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
 use crate::ports::tools::ToolCall;
+use crate::tooling::mcp_tool_name;
 use crate::tooling::ToolSet;
-use crate::turn_calls::{close_calls, tool_delta};
-use crate::upstream::mcp_tool_name;
+use calls::{close_calls, tool_delta};
 
 pub(crate) struct TurnOutcome {
     pub calls: Vec<ToolCall>,

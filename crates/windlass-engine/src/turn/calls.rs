@@ -6,9 +6,9 @@ use windlass_protocol::{
     EventData, FunctionCall, Item, ItemStatus, McpApprovalRequest, McpCall, McpCallStatus,
 };
 
+use super::{close_message, close_reasoning, item_id, Open};
 use crate::emitter::Emitter;
 use crate::tooling::{CallKind, ToolSet};
-use crate::turn::{close_message, close_reasoning, item_id, Open};
 
 pub(crate) async fn tool_delta(
     out: &mut Emitter<'_>,
