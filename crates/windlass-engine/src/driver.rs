@@ -184,7 +184,7 @@ impl Engine {
                     }
                     NextAction::Interrupt(Interrupt::ClientCalls | Interrupt::Approval) => {
                         paused = true;
-                        break match inner.config.client_tools_status {
+                        break match run.client_tools_status {
                             ClientToolsStatus::RequiresAction => Ending::Done(Finish {
                                 status: ResponseStatus::RequiresAction,
                                 incomplete_reason: None,

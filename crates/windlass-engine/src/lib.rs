@@ -6,6 +6,7 @@
 //! differ only in the sink.
 
 mod client_functions;
+pub mod client_shapes;
 pub mod config;
 mod driver;
 mod emitter;

@@ -1,6 +1,7 @@
 //! Windlass's HTTP surfaces: thin adapters that turn HTTP into engine calls.
 
 mod auth;
+mod client_tools_status;
 mod create;
 pub mod error;
 mod in_place;

@@ -35,6 +35,16 @@ pub struct GatewayOptions {
     pub db: Option<PathBuf>,
 }
 
+impl GatewayOptions {
+    /// The opt-in mode: a pause for the client ends `requires_action` with
+    /// `response.requires_action` (the default is OpenAI's `completed`).
+    pub fn requires_action() -> Self {
+        let mut options = GatewayOptions::default();
+        options.engine.client_tools_status = windlass_engine::ClientToolsStatus::RequiresAction;
+        options
+    }
+}
+
 impl Default for GatewayOptions {
     fn default() -> Self {
         let mut provider = ChatProviderConfig::new("http://unused");

@@ -89,7 +89,9 @@ pub struct ServeArgs {
     #[arg(long, env = "WINDLASS_MAX_AGENTIC_TURNS")]
     pub max_agentic_turns: Option<u32>,
 
-    /// How responses with pending client function calls end [default: requires-action].
+    /// How responses that pause for the client (client function calls, MCP
+    /// approval requests) end [default: completed, as OpenAI]. A request can
+    /// choose with the `X-Windlass-Client-Tools-Status` header.
     #[arg(long, env = "WINDLASS_CLIENT_TOOLS_STATUS", value_enum)]
     pub client_tools_status: Option<ClientToolsArg>,
 
@@ -120,11 +122,12 @@ pub struct ServeArgs {
 #[derive(Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientToolsArg {
-    /// Status `requires_action`, event `response.requires_action` (seed 000).
-    #[value(name = "requires-action", alias = "requires_action")]
-    RequiresAction,
     /// Status `completed`, event `response.completed` (what OpenAI does).
     Completed,
+    /// Status `requires_action`, event `response.requires_action` (opt-in).
+    #[value(name = "requires-action", alias = "requires_action")]
+    #[serde(alias = "requires-action")]
+    RequiresAction,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq)]

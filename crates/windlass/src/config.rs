@@ -145,8 +145,8 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
     }
     engine.max_response_time = lp.max_response_time_ms.map(Duration::from_millis);
     engine.client_tools_status = match args.client_tools_status.or(lp.client_tools_status) {
-        Some(ClientToolsArg::Completed) => ClientToolsStatus::Completed,
-        _ => ClientToolsStatus::RequiresAction,
+        Some(ClientToolsArg::RequiresAction) => ClientToolsStatus::RequiresAction,
+        Some(ClientToolsArg::Completed) | None => ClientToolsStatus::Completed,
     };
 
     let mut server = ServerConfig::default();

@@ -12,6 +12,7 @@ use windlass_protocol::{
     CreateResponseRequest, Item, ResponseResource, ResponseStatus, TextField, Tool, Truncation,
 };
 
+use crate::config::ClientToolsStatus;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::mcp::declare::{add_tools, check_servers, reuse_listings};
@@ -38,6 +39,9 @@ pub struct PreparedRun {
     pub(crate) first_choice: ModelToolChoice,
     pub(crate) single_shot: bool,
     pub(crate) call_budget: u64,
+    /// How a pause for the client ends; the engine's setting unless the
+    /// surface overrides it for this request.
+    pub(crate) client_tools_status: ClientToolsStatus,
 }
 
 impl PreparedRun {
@@ -52,6 +56,11 @@ impl PreparedRun {
 
     pub fn store(&self) -> bool {
         self.response.store
+    }
+
+    /// Overrides, for this request, how a pause for the client ends.
+    pub fn set_client_tools_status(&mut self, status: ClientToolsStatus) {
+        self.client_tools_status = status;
     }
 
     /// The response as it stands before the loop (`in_progress`, empty output).
@@ -83,6 +92,7 @@ impl Engine {
             }
         };
         let mut resolved = tools::resolve_tools(&req, &inner.executors, inner.mcp.is_some())?;
+        crate::client_shapes::warn_hosted(&req);
         if let Some(hub) = inner.mcp.as_deref() {
             check_servers(hub, &resolved.mcp).await?;
         }
@@ -115,14 +125,7 @@ impl Engine {
                 add_tools(&mut resolved.set, decl, default.as_ref(), tools);
             }
         }
-        let mut pending: Vec<ToolCall> = open_calls
-            .into_iter()
-            .map(|c| ToolCall {
-                call_id: c.call_id,
-                name: c.name,
-                arguments: c.arguments,
-            })
-            .collect();
+        let mut pending: Vec<ToolCall> = open_calls;
         pending.extend(resumed.calls);
 
         let call_budget = req
@@ -148,6 +151,7 @@ impl Engine {
             first_choice: resolved.first_choice,
             single_shot,
             call_budget,
+            client_tools_status: inner.config.client_tools_status,
         })
     }
 }

@@ -8,6 +8,7 @@ use windlass_protocol::{
     CreateResponseRequest, Tool, ToolChoice, ToolChoiceMode, ToolChoiceObject,
 };
 
+use crate::client_shapes;
 use crate::error::EngineError;
 use crate::mcp::declare::{declare, McpServerDecl};
 use crate::ports::provider::ModelToolChoice;
@@ -35,6 +36,7 @@ pub fn resolve_tools(
     let mut names = HashSet::new();
     let mut mcp = Vec::new();
     let mut labels = HashSet::new();
+    let mut shapes = Vec::new();
     for (i, tool) in req.tools.iter().flatten().enumerate() {
         match tool {
             Tool::Function(f) => {
@@ -72,6 +74,22 @@ pub fn resolve_tools(
                     "unsupported_tool_type",
                 ))
             }
+            Tool::Namespace(ns) => {
+                for (def, shape) in client_shapes::namespace_definitions(ns, i)? {
+                    client_shapes::insert_unique(&mut names, &def, format!("tools[{i}]"))?;
+                    shapes.push((def.name.clone(), shape));
+                    defs.push(def);
+                }
+            }
+            Tool::Custom(c) => {
+                let (def, shape) = client_shapes::custom_tool(c, i)?;
+                client_shapes::insert_unique(&mut names, &def, format!("tools[{i}].name"))?;
+                shapes.push((def.name.clone(), shape));
+                defs.push(def);
+            }
+            // OpenAI runs these itself; they are not offered to the model
+            // (prepare logs them) and stay in the response's `tools`.
+            Tool::Unknown(_) if tool.is_hosted() => {}
             Tool::Unknown(_) => {
                 return Err(EngineError::invalid_code(
                     format!("Tool type '{}' is not supported.", tool.type_name()),
@@ -172,7 +190,7 @@ pub fn resolve_tools(
         ));
     }
     Ok(ResolvedTools {
-        set: ToolSet::new(defs, executors, allowed),
+        set: ToolSet::new(defs, executors, allowed).with_shapes(shapes),
         first_choice,
         choice_none,
         mcp,

@@ -18,7 +18,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{
-    CallDecision, ClientFunctions, Engine, EngineConfig, EventSink, ResponseStore, SinkClosed,
+    CallDecision, ClientFunctions, ClientToolsStatus, Engine, EngineConfig, EventSink,
+    ResponseStore, SinkClosed,
 };
 use windlass_protocol::{
     CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, McpApprovalMode,
@@ -84,6 +85,9 @@ impl Client {
         let mut config = EngineConfig {
             // One model turn per iteration; each may run a round of tools.
             max_agentic_turns: a.max_tool_iterations,
+            // The SDK reads a pause for the caller's tool results from this
+            // status (`Termination::AwaitingToolResults`); it never reaches a wire.
+            client_tools_status: ClientToolsStatus::RequiresAction,
             ..EngineConfig::default()
         };
         if let Some(t) = a.tool_timeout {
