@@ -216,6 +216,32 @@ impl Gateway {
         .await
     }
 
+    /// `POST /v1/responses` with one extra request header; returns the
+    /// status, the content type and the raw body (JSON or SSE).
+    pub async fn create_with_header(
+        &self,
+        body: &Value,
+        name: &str,
+        value: &str,
+    ) -> (u16, String, String) {
+        let resp = self
+            .client
+            .post(self.url("/v1/responses"))
+            .header(name, value)
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        let status = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        (status, content_type, resp.text().await.expect("body"))
+    }
+
     /// `POST /v1/responses` with `stream: true`, read to the end.
     pub async fn stream(&self, body: &Value) -> SseCapture {
         let mut body = body.clone();
