@@ -20,6 +20,13 @@ pub enum Command {
     /// Serve the Responses API over HTTP.
     Serve(ServeArgs),
     /// Run one prompt through the agent loop in-process and stream the answer.
+    ///
+    /// Only the answer goes to stdout; tool calls, results and the summary go
+    /// to stderr (coloured on a terminal unless NO_COLOR is set).
+    #[command(
+        after_help = "Exit status: 0 completed, 1 failed, 2 bad arguments or settings, \
+                      3 incomplete (turn limit or another limit), 130 interrupted."
+    )]
     Run(RunArgs),
 }
 
