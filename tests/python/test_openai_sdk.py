@@ -205,3 +205,26 @@ def test_client_tools_completed_mode(completed_mode):
         input=[{"type": "function_call_output", "call_id": "call_o", "output": "-5C"}],
     )
     assert done.output_text == "Cold."
+
+
+def test_server_opt_in_requires_action_and_header_override(fake):
+    """`--client-tools-status requires-action` on the real binary; a request's
+    header can still ask for OpenAI's `completed`."""
+    w = Windlass(fake.upstream, "--client-tools-status", "requires-action")
+    try:
+        client = OpenAI(base_url=w.base + "/v1", api_key="test", max_retries=0)
+        fake.script({"tool_calls": [{"name": "get_weather", "arguments": "{}", "id": "call_r1"}]})
+        r = client.responses.create(model="m", input="Weather?", tools=[WEATHER])
+        assert r.status == "requires_action"
+        fake.script({"tool_calls": [{"name": "get_weather", "arguments": "{}", "id": "call_r2"}]})
+        with client.responses.stream(
+            model="m",
+            input="Weather?",
+            tools=[WEATHER],
+            extra_headers={"X-Windlass-Client-Tools-Status": "completed"},
+        ) as stream:
+            final = stream.get_final_response()
+        assert final.status == "completed"
+        assert final.output[-1].call_id == "call_r2"
+    finally:
+        w.close()

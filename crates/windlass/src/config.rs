@@ -199,10 +199,18 @@ mod tests {
     use crate::cli::{Cli, Command};
 
     fn resolve_with(extra: &[&str]) -> Settings {
-        let dir = std::env::temp_dir().join(format!("windlass-cfg-{}", std::process::id()));
+        resolve_toml("[server]\napi_keys = [\"sk-file\"]\n", extra)
+    }
+
+    fn resolve_toml(toml: &str, extra: &[&str]) -> Settings {
+        let dir = std::env::temp_dir().join(format!(
+            "windlass-cfg-{}-{}",
+            std::process::id(),
+            toml.len()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("windlass.toml");
-        std::fs::write(&file, "[server]\napi_keys = [\"sk-file\"]\n").unwrap();
+        std::fs::write(&file, toml).unwrap();
         let mut argv = vec![
             "windlass",
             "serve",
@@ -216,6 +224,27 @@ mod tests {
             panic!("not serve");
         };
         resolve(args).unwrap()
+    }
+
+    #[test]
+    fn client_tools_status_is_completed_unless_opted_in() {
+        use windlass_engine::ClientToolsStatus::{Completed, RequiresAction};
+        assert_eq!(resolve_with(&[]).engine.client_tools_status, Completed);
+        let flag = ["--client-tools-status", "requires-action"];
+        assert_eq!(
+            resolve_with(&flag).engine.client_tools_status,
+            RequiresAction
+        );
+        let toml = "[loop]\nclient_tools_status = \"requires_action\"\n";
+        assert_eq!(
+            resolve_toml(toml, &[]).engine.client_tools_status,
+            RequiresAction
+        );
+        let back = ["--client-tools-status", "completed"];
+        assert_eq!(
+            resolve_toml(toml, &back).engine.client_tools_status,
+            Completed
+        );
     }
 
     #[test]
