@@ -240,7 +240,8 @@ pub fn upstream_item(item: &Item) -> Option<Item> {
     }
 }
 
-/// Names a request's shaped tools use, to catch duplicates across groups.
+/// Records the model-visible name of `def`; a name already taken (two
+/// groups yielding the same `ns__name`, or a plain function of that name) is a 400.
 pub fn insert_unique(
     names: &mut HashSet<String>,
     def: &ToolDefinition,
