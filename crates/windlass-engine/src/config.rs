@@ -2,14 +2,28 @@
 
 use std::time::Duration;
 
-/// How a response with pending client function calls ends.
+/// How a response that pauses for the client (client function calls, MCP
+/// approval requests) ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ClientToolsStatus {
-    /// Seed 000: status `requires_action`, event `response.requires_action`.
+    /// OpenAI's behaviour, which every OpenAI client expects: status
+    /// `completed`, event `response.completed`; the pending calls are in `output`.
     #[default]
-    RequiresAction,
-    /// OpenAI's form for strict clients: status `completed`, `response.completed`.
     Completed,
+    /// Opt-in: status `requires_action`, event `response.requires_action`,
+    /// which neither the OpenAI API nor OpenResponses defines.
+    RequiresAction,
+}
+
+impl ClientToolsStatus {
+    /// Parses `requires_action` / `requires-action` / `completed`.
+    pub fn parse(s: &str) -> Option<ClientToolsStatus> {
+        match s {
+            "completed" => Some(ClientToolsStatus::Completed),
+            "requires_action" | "requires-action" => Some(ClientToolsStatus::RequiresAction),
+            _ => None,
+        }
+    }
 }
 
 /// Whether the loop runs tools or returns the model's calls as they are.
@@ -69,7 +83,7 @@ impl Default for EngineConfig {
             tool_concurrency: 8,
             tool_timeout: Duration::from_secs(60),
             max_response_time: None,
-            client_tools_status: ClientToolsStatus::RequiresAction,
+            client_tools_status: ClientToolsStatus::Completed,
             loop_mode: LoopMode::Agentic,
             max_tool_calls_per_turn: None,
             tool_error_threshold: None,

@@ -117,7 +117,7 @@ fn mcp_target(run: &PreparedRun, call: &ToolCall) -> Option<(String, String)> {
         CallKind::Mcp { label, tool } | CallKind::McpApproval { label, tool } => {
             Some((label, tool))
         }
-        CallKind::Function => run.mcp.targets.get(&call.call_id).cloned(),
+        CallKind::Function | CallKind::Shaped(_) => run.mcp.targets.get(&call.call_id).cloned(),
     }
 }
 

@@ -51,7 +51,7 @@ pub(crate) async fn finalize(
                 Termination::Stopped(reason)
             }
             Ending::Paused(reason) => {
-                r.status = match inner.config.client_tools_status {
+                r.status = match run.client_tools_status {
                     ClientToolsStatus::RequiresAction => ResponseStatus::RequiresAction,
                     ClientToolsStatus::Completed => ResponseStatus::Completed,
                 };

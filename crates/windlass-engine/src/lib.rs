@@ -6,6 +6,7 @@
 //! differ only in the sink.
 
 mod classify;
+pub mod client_shapes;
 pub mod config;
 mod deadline;
 mod driver;

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::client_shapes::ClientShape;
 use crate::ports::provider::ModelTool;
 use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolKind, ToolOrigin};
 
@@ -18,6 +19,8 @@ pub struct ToolSet {
     allowed: Option<HashSet<String>>,
     /// MCP tools whose calls need a human approval first.
     approval: HashSet<String>,
+    /// Client tools that go back as namespaced or custom calls.
+    shapes: HashMap<String, ClientShape>,
 }
 
 /// What item a call to a tool becomes in the output.
@@ -34,6 +37,8 @@ pub enum CallKind {
         label: String,
         tool: String,
     },
+    /// A client call in OpenAI's namespaced or custom form.
+    Shaped(ClientShape),
 }
 
 /// Who handles calls to a tool, decided once when the request is prepared.
@@ -90,7 +95,15 @@ impl ToolSet {
             owner,
             allowed,
             approval: HashSet::new(),
+            shapes: HashMap::new(),
         }
+    }
+
+    /// Records how calls to client tools of `namespace` or `custom` type go
+    /// back to the client (keyed by model-visible name).
+    pub fn with_shapes(mut self, shapes: impl IntoIterator<Item = (String, ClientShape)>) -> Self {
+        self.shapes.extend(shapes);
+        self
     }
 
     /// Adds the tools an MCP server listed. A name already taken (two tools
@@ -140,7 +153,10 @@ impl ToolSet {
                     CallKind::Mcp { label, tool }
                 }
             }
-            _ => CallKind::Function,
+            _ => match self.shapes.get(name) {
+                Some(shape) => CallKind::Shaped(shape.clone()),
+                None => CallKind::Function,
+            },
         }
     }
 

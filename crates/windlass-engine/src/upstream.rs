@@ -31,16 +31,19 @@ fn verification_prompt() -> Item {
 /// approval items are client-facing only).
 pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
     match item {
-        Item::Message(_)
-        | Item::FunctionCall(_)
+        Item::Message(_) | Item::Reasoning(_) => out.push(item.clone()),
+        // Namespaced and custom calls go up as plain functions (client_shapes).
+        Item::FunctionCall(_)
         | Item::FunctionCallOutput(_)
-        | Item::Reasoning(_) => out.push(item.clone()),
+        | Item::CustomToolCall(_)
+        | Item::CustomToolCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
         Item::McpCall(c) => {
             out.push(Item::FunctionCall(FunctionCall {
                 id: None,
                 call_id: c.id.clone(),
                 name: mcp_tool_name(&c.server_label, &c.name),
                 arguments: c.arguments.clone(),
+                namespace: None,
                 status: Some(ItemStatus::Completed),
             }));
             // A replayed error is what the model sees as the output (seed 003).

@@ -4,27 +4,37 @@
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::NoEvents;
 use windlass_protocol::CreateResponseRequest;
 
+use crate::client_tools_status;
 use crate::error::ApiError;
 use crate::in_place::InPlace;
+use crate::keys::AuthedKey;
 use crate::sse::SseBody;
 use crate::AppState;
 
 pub async fn create_response(
     State(app): State<AppState>,
+    key: Option<Extension<AuthedKey>>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let bytes = body.map_err(body_error)?;
+    let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
     crate::consistency::previous_not_running(&app, &req)?;
-    let prepared = app.engine.prepare(req).await?;
+    let mut prepared = app.engine.prepare(req).await?;
+    prepared.set_client_tools_status(client_tools_status::effective(
+        header_status,
+        key.and_then(|Extension(k)| k.client_tools_status),
+        app.engine.config().client_tools_status,
+    ));
     let cancel = CancellationToken::new();
     let registration = app.inflight.register(prepared.response(), cancel.clone());
     let engine = app.engine.clone();

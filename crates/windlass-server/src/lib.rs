@@ -6,6 +6,7 @@ mod body;
 mod browser;
 pub mod config;
 mod consistency;
+mod client_tools_status;
 mod create;
 pub mod error;
 mod in_place;

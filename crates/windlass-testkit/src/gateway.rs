@@ -44,6 +44,16 @@ pub struct GatewayOptions {
     pub db: Option<PathBuf>,
 }
 
+impl GatewayOptions {
+    /// The opt-in mode: a pause for the client ends `requires_action` with
+    /// `response.requires_action` (the default is OpenAI's `completed`).
+    pub fn requires_action() -> Self {
+        let mut options = GatewayOptions::default();
+        options.engine.client_tools_status = windlass_engine::ClientToolsStatus::RequiresAction;
+        options
+    }
+}
+
 impl Default for GatewayOptions {
     fn default() -> Self {
         let mut provider = ChatProviderConfig::new("http://unused");
@@ -219,6 +229,32 @@ impl Gateway {
                 .expect("request"),
         )
         .await
+    }
+
+    /// `POST /v1/responses` with one extra request header; returns the
+    /// status, the content type and the raw body (JSON or SSE).
+    pub async fn create_with_header(
+        &self,
+        body: &Value,
+        name: &str,
+        value: &str,
+    ) -> (u16, String, String) {
+        let resp = self
+            .client
+            .post(self.url("/v1/responses"))
+            .header(name, value)
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        let status = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        (status, content_type, resp.text().await.expect("body"))
     }
 
     /// `POST /v1/responses` with `stream: true`, read to the end.

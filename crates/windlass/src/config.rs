@@ -171,8 +171,8 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
     engine.tool_error_threshold = lp.tool_error_threshold;
     engine.completion_check = lp.completion_check.unwrap_or(false);
     engine.client_tools_status = match args.client_tools_status.or(lp.client_tools_status) {
-        Some(ClientToolsArg::Completed) => ClientToolsStatus::Completed,
-        _ => ClientToolsStatus::RequiresAction,
+        Some(ClientToolsArg::RequiresAction) => ClientToolsStatus::RequiresAction,
+        Some(ClientToolsArg::Completed) | None => ClientToolsStatus::Completed,
     };
 
     // Flag or environment keys replace the file's list; a blank one (an
@@ -254,6 +254,27 @@ mod tests {
             panic!("not serve");
         };
         resolve(args)
+    }
+
+    #[test]
+    fn client_tools_status_is_completed_unless_opted_in() {
+        use windlass_engine::ClientToolsStatus::{Completed, RequiresAction};
+        assert_eq!(resolve_with(&[]).engine.client_tools_status, Completed);
+        let flag = ["--client-tools-status", "requires-action"];
+        assert_eq!(
+            resolve_with(&flag).engine.client_tools_status,
+            RequiresAction
+        );
+        let toml = "[loop]\nclient_tools_status = \"requires_action\"\n";
+        assert_eq!(
+            resolve_file("cts", toml, &[]).engine.client_tools_status,
+            RequiresAction
+        );
+        let back = ["--client-tools-status", "completed"];
+        assert_eq!(
+            resolve_file("cts-back", toml, &back).engine.client_tools_status,
+            Completed
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use windlass_protocol::{
 };
 
 use crate::config::LoopMode;
+use crate::config::ClientToolsStatus;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::mcp::declare::{add_tools, check_servers, reuse_listings};
@@ -43,6 +44,9 @@ pub struct PreparedRun {
     pub(crate) first_choice: ModelToolChoice,
     pub(crate) mode: LoopMode,
     pub(crate) limits: Limits,
+    /// How a pause for the client ends; the engine's setting unless the
+    /// surface overrides it for this request.
+    pub(crate) client_tools_status: ClientToolsStatus,
 }
 
 impl PreparedRun {
@@ -57,6 +61,11 @@ impl PreparedRun {
 
     pub fn store(&self) -> bool {
         self.response.store
+    }
+
+    /// Overrides, for this request, how a pause for the client ends.
+    pub fn set_client_tools_status(&mut self, status: ClientToolsStatus) {
+        self.client_tools_status = status;
     }
 
     /// The response as it stands before the loop (`in_progress`, empty output).
@@ -89,6 +98,7 @@ impl Engine {
             }
         };
         let mut resolved = tools::resolve_tools(&req, &inner.executors, inner.mcp.is_some())?;
+        crate::client_shapes::warn_hosted(&req);
         if let Some(hub) = inner.mcp.as_deref() {
             check_servers(hub, &resolved.mcp).await?;
         }
@@ -121,14 +131,7 @@ impl Engine {
                 add_tools(&mut resolved.set, decl, default.as_ref(), tools);
             }
         }
-        let mut pending: Vec<ToolCall> = open_calls
-            .into_iter()
-            .map(|c| ToolCall {
-                call_id: c.call_id,
-                name: c.name,
-                arguments: c.arguments,
-            })
-            .collect();
+        let mut pending: Vec<ToolCall> = open_calls;
         pending.extend(resumed.calls);
 
         let mode = if resolved.choice_none {
@@ -153,6 +156,7 @@ impl Engine {
             first_choice: resolved.first_choice,
             mode,
             limits,
+            client_tools_status: inner.config.client_tools_status,
         })
     }
 }

@@ -7,6 +7,7 @@ use serde_json::json;
 use windlass_protocol::{CreateResponseRequest, Tool};
 
 use super::choice::resolve_choice;
+use crate::client_shapes;
 use crate::error::EngineError;
 use crate::mcp::declare::{declare, McpServerDecl};
 use crate::ports::provider::ModelToolChoice;
@@ -57,7 +58,7 @@ pub fn resolve_tools(
             Some("tool_choice".to_owned()),
         ));
     }
-    let mut set = ToolSet::new(declared.defs, executors, allowed);
+    let mut set = ToolSet::new(declared.defs, executors, allowed).with_shapes(declared.shapes);
     set.add_executor_tools(executors);
     Ok(ResolvedTools {
         set,
@@ -73,6 +74,8 @@ struct Declared {
     names: HashSet<String>,
     mcp: Vec<McpServerDecl>,
     labels: HashSet<String>,
+    /// Client tools the model sees in another shape (namespace, custom).
+    shapes: Vec<(String, client_shapes::ClientShape)>,
 }
 
 fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Declared, EngineError> {
@@ -81,6 +84,7 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
         names: HashSet::new(),
         mcp: Vec::new(),
         labels: HashSet::new(),
+        shapes: Vec::new(),
     };
     for (i, tool) in req.tools.iter().flatten().enumerate() {
         match tool {
@@ -119,6 +123,22 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
                     "unsupported_tool_type",
                 ))
             }
+            Tool::Namespace(ns) => {
+                for (def, shape) in client_shapes::namespace_definitions(ns, i)? {
+                    client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}]"))?;
+                    d.shapes.push((def.name.clone(), shape));
+                    d.defs.push(def);
+                }
+            }
+            Tool::Custom(c) => {
+                let (def, shape) = client_shapes::custom_tool(c, i)?;
+                client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}].name"))?;
+                d.shapes.push((def.name.clone(), shape));
+                d.defs.push(def);
+            }
+            // OpenAI runs these itself; they are not offered to the model
+            // (prepare logs them) and stay in the response's `tools`.
+            Tool::Unknown(_) if tool.is_hosted() => {}
             Tool::Unknown(_) => {
                 return Err(EngineError::invalid_code(
                     format!("Tool type '{}' is not supported.", tool.type_name()),

@@ -104,11 +104,9 @@ pub(crate) async fn run_turn(
         let calls = call_order
             .iter()
             .filter_map(|&i| match &out.response.output[i] {
-                Item::FunctionCall(c) => Some(ToolCall {
-                    call_id: c.call_id.clone(),
-                    name: c.name.clone(),
-                    arguments: c.arguments.clone(),
-                }),
+                item @ (Item::FunctionCall(_) | Item::CustomToolCall(_)) => {
+                    crate::client_shapes::tool_call(item)
+                }
                 Item::McpCall(c) => Some(ToolCall {
                     call_id: c.id.clone(),
                     name: mcp_tool_name(&c.server_label, &c.name),

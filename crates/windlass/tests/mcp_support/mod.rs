@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use windlass_engine::{EngineConfig, McpError, McpHub, McpServerRef, ToolResult};
+use windlass_engine::{
+    ClientToolsStatus, EngineConfig, McpError, McpHub, McpServerRef, ToolResult,
+};
 use windlass_protocol::{McpRequireApproval, McpToolInfo};
 use windlass_server::McpDirectory;
 use windlass_testkit::{Gateway, GatewayOptions, SseCapture};
@@ -163,8 +165,14 @@ pub fn http_server(label: &str, url: &str) -> McpServerConfig {
     }
 }
 
+/// A gateway in the opt-in `requires_action` mode, which these tests were
+/// written for (a pause is then visible in the status and the terminal event).
 pub async fn start(config: McpConfig) -> McpGw {
-    start_with(config, EngineConfig::default()).await
+    let engine = EngineConfig {
+        client_tools_status: ClientToolsStatus::RequiresAction,
+        ..EngineConfig::default()
+    };
+    start_with(config, engine).await
 }
 
 pub async fn start_with(config: McpConfig, engine: EngineConfig) -> McpGw {
