@@ -206,7 +206,11 @@ async fn run_trace_prints_the_trace_to_stderr() {
         "{err}"
     );
     assert!(lines[start + 3].starts_with("step 1: "), "{err}");
-    assert!(!err.contains("sk-1"), "{err}");
+    // The trace redacts secrets (the tool line above it shows the model's
+    // own arguments, as a terminal user expects).
+    let trace = lines[start..].join("\n");
+    assert!(!trace.contains("sk-1"), "{err}");
+    assert!(trace.contains("[redacted]"), "{err}");
     assert!(!stdout(&out).contains("trace resp_"));
 }
 

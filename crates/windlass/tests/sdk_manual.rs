@@ -86,7 +86,7 @@ async fn manual_mode_returns_tool_uses_and_the_caller_continues() {
     assert_eq!(client.pending_tool_calls(), vec![call.clone()]);
     assert_eq!(
         client.last_response().unwrap().status,
-        windlass::protocol::ResponseStatus::RequiresAction
+        windlass::protocol::ResponseStatus::Completed
     );
 
     // The caller runs the tool and adds the result.

@@ -28,7 +28,7 @@ async fn routed(toml: &str, a: &FakeUpstream, b: &FakeUpstream) -> (Gateway, Arc
     let router = build_router(&resolved).expect("router");
     let opts = GatewayOptions {
         model_provider: Some(router.clone()),
-        ..Default::default()
+        ..GatewayOptions::requires_action()
     };
     (Gateway::start_on(a.clone(), opts).await, router)
 }

@@ -23,7 +23,8 @@ pub async fn gateway(kind: UpstreamKind, executors: Vec<Arc<dyn ToolExecutor>>) 
     let mut opts = GatewayOptions {
         kind,
         executors,
-        ..Default::default()
+        // These tests check the explicit pause state on every kind.
+        ..GatewayOptions::requires_action()
     };
     opts.provider.api_key = Some(UPSTREAM_KEY.to_owned());
     opts.provider.idle_timeout = Duration::from_secs(10);
