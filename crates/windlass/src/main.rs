@@ -7,6 +7,7 @@ use windlass::cli::{Cli, Command};
 
 /// mimalloc gives freed memory back to the OS, where glibc's allocator kept
 /// the peak of a large request resident (RELIABILITY.md, "Memory").
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
