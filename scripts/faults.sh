@@ -30,9 +30,11 @@ check upstream_500 '[ "$CODE" = 502 ] && grep -q upstream_error <<<"$OUT"' "$COD
 queue_replies '[{"error": {"status": 401, "message": "Incorrect API key provided: sk-up***xyz"}}]'
 post '{"model":"m","input":"x"}'
 check upstream_401 '[ "$CODE" = 502 ] && grep -q upstream_auth_failed <<<"$OUT" && ! grep -q sk-up <<<"$OUT"' "$CODE $OUT"
+# (cuts apply to streamed upstream replies: the client streams too)
 queue_replies '[{"text": "a long answer cut short", "chunk_chars": 2, "cut_after": 3}]'
-post '{"model":"m","input":"x"}'
-check upstream_cut '[ "$CODE" = 502 ] && grep -q upstream_interrupted <<<"$OUT"' "$CODE $OUT"
+OUT=$(curl -sN "$GW/v1/responses" -H 'content-type: application/json' -d '{"model":"m","input":"x","stream":true}')
+check upstream_cut 'grep -q response.failed <<<"$OUT" && grep -q upstream_interrupted <<<"$OUT"' \
+  "stream ends $(grep -o 'event: response\.[a-z_]*' <<<"$OUT" | tail -1), code $(grep -o 'upstream_[a-z]*' <<<"$OUT" | head -1)"
 check healthy_after_upstream_faults healthy "/health 200"
 
 # --- an MCP server that accepts and dies at once (a crash on connect)
