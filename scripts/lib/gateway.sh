@@ -3,7 +3,9 @@
 # sizes. Source it; it sets WORK (a scratch folder) and cleans up on exit.
 #
 # PROFILE=release uses release builds (default: debug, as the figures in
-# RELIABILITY.md were taken on a shared 2-core machine).
+# RELIABILITY.md were taken on a shared 2-core machine). FEATURES is passed
+# to cargo for the windlass binary (e.g. FEATURES=system-alloc for the
+# allocator A/B).
 
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,8 +24,9 @@ trap cleanup EXIT
 build() {
   local flag=()
   [ "$PROFILE" = release ] && flag=(--release)
+  (cd "$ROOT" && CARGO_INCREMENTAL=0 cargo build -q "${flag[@]}" -p windlass-testkit --bin windlass-fake-upstream)
   (cd "$ROOT" && CARGO_INCREMENTAL=0 cargo build -q "${flag[@]}" -p windlass --bin windlass \
-    -p windlass-testkit --bin windlass-fake-upstream)
+    ${FEATURES:+--features "$FEATURES"})
   BIN="$ROOT/target/$PROFILE"
 }
 
