@@ -28,6 +28,9 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/models", get(models))
         .route("/health", get(|| async { StatusCode::OK }))
         .fallback(|| async { json_response(StatusCode::NOT_FOUND, &error_body(404, "not found")) })
+        // A real upstream takes what the gateway accepts (memory probes
+        // send requests of tens of MB).
+        .layer(axum::extract::DefaultBodyLimit::max(256 * 1024 * 1024))
         .with_state(shared)
 }
 
