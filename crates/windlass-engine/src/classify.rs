@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
-use crate::mcp::calls::to_approval_request;
+use crate::mcp::calls::{reissue_as_approval, to_approval_request};
 use crate::ports::events::{CallReport, CallVerdict, Rejection, RunEvent};
 use crate::ports::policy::{CallDecision, PolicyContext, RuledDecision};
 use crate::ports::tools::ToolCall;
@@ -207,7 +207,7 @@ async fn decide(
             Rejection::PolicyDenied,
             format!("Error: tool '{}' was blocked: {reason}", call.name),
         ),
-        CallDecision::RequireApproval => approval(out, call, owner, approvals).await,
+        CallDecision::RequireApproval => approval(run, out, call, owner, approvals).await,
         _ if approvals.contains(&call.call_id) => {
             Decided::plain(Disposition::Approval, CallVerdict::NeedsApproval)
         }
@@ -242,6 +242,7 @@ fn allowed(owner: Option<&ToolOwner>, arguments: String) -> Decided {
 /// `require_approval`); the client decides its own calls; other tools
 /// cannot be approved and are refused.
 async fn approval(
+    run: &PreparedRun,
     out: &mut Emitter<'_>,
     call: &ToolCall,
     owner: Option<&ToolOwner>,
@@ -251,6 +252,13 @@ async fn approval(
     match owner {
         _ if approvals.contains(&call.call_id) => needs_approval,
         Some(ToolOwner::Mcp { .. }) if to_approval_request(out, &call.call_id).await => {
+            needs_approval
+        }
+        // A parent's paused call (its item is in the history).
+        Some(ToolOwner::Mcp { .. }) if run.mcp.targets.contains_key(&call.call_id) => {
+            if let Some((label, tool)) = run.mcp.targets.get(&call.call_id) {
+                reissue_as_approval(out, call, label, tool).await;
+            }
             needs_approval
         }
         Some(ToolOwner::Client) => allowed(owner, call.arguments.clone()),

@@ -305,12 +305,15 @@ impl Driver<'_, '_> {
                 0
             };
         }
-        // What is left is either over the tool-call budget (server calls) or
-        // a continuation's unanswered client calls, which go to the model as
-        // they are (seed 000 edge case).
+        // What is left is over the tool-call budget (server calls), waits
+        // for an approval, or is a continuation's unanswered client calls,
+        // which go to the model as they are (seed 000 edge case).
         self.state.pending.retain(|p| {
             !planned.contains(&p.call.call_id)
-                && matches!(p.disposition, Disposition::Execute { .. })
+                && matches!(
+                    p.disposition,
+                    Disposition::Execute { .. } | Disposition::Approval
+                )
         });
         self.state.phase = Phase::AfterTools;
         Ok(())

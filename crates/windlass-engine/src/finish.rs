@@ -1,6 +1,6 @@
 //! The end of a run: final status, persistence, then the one terminal event.
 
-use tracing::{error, warn};
+use tracing::error;
 use windlass_protocol::{
     EventData, IncompleteDetails, ResponseError, ResponseResource, ResponseStatus, Usage,
 };
@@ -106,8 +106,7 @@ pub(crate) async fn finalize(
     }
 }
 
-/// Stores the response, then its trace (a trace that cannot be stored is
-/// logged; the response stands).
+/// Stores the response with its trace.
 async fn persist(
     inner: &EngineInner,
     run: &PreparedRun,
@@ -119,6 +118,7 @@ async fn persist(
         .save(NewResponse {
             response,
             input: &run.input,
+            trace: Some(trace),
         })
         .await;
     if let Err(e) = saved {
@@ -127,9 +127,6 @@ async fn persist(
             FailureKind::Storage,
             format!("the response could not be stored: {e}"),
         ));
-    }
-    if let Err(e) = inner.store.save_trace(&response.id, trace).await {
-        warn!(error = %e, "could not persist the execution trace");
     }
     Ok(())
 }

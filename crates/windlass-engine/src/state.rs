@@ -146,6 +146,8 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
             // pending client calls were the client's to answer and go to the model as they are.
             if !s.single_shot() && s.pending.iter().any(runs_on_server) {
                 plan_execution(s)
+            } else if waits_for_approval(s) {
+                NextAction::Interrupt(Interrupt::Approval)
             } else {
                 NextAction::CallModel
             }
@@ -172,6 +174,11 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
             plan_execution(s)
         }
         Phase::AfterTools => {
+            // A continuation's call the policy wants approved: pause once
+            // the others ran.
+            if waits_for_approval(s) {
+                return NextAction::Interrupt(Interrupt::Approval);
+            }
             if !s.pending.is_empty() {
                 // Calls left over because the tool-call budget ran out.
                 return NextAction::Finish(Finish::Stopped(StopReason::MaxToolCalls));
@@ -209,6 +216,12 @@ fn answered(s: &LoopState) -> NextAction {
     } else {
         NextAction::Finish(Finish::Completed)
     }
+}
+
+fn waits_for_approval(s: &LoopState) -> bool {
+    s.pending
+        .iter()
+        .any(|p| p.disposition == Disposition::Approval)
 }
 
 fn runs_on_server(p: &PendingCall) -> bool {

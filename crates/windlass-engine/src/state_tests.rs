@@ -213,3 +213,24 @@ fn completion_check_asks_once_after_tools_were_used() {
         NextAction::Finish(Finish::Completed)
     );
 }
+
+#[test]
+fn a_continuation_call_waiting_for_approval_pauses_after_the_others_ran() {
+    let mut s = LoopState::new(10, 100, LoopMode::Agentic);
+    s.pending = vec![call("a", exec()), call("b", Disposition::Approval)];
+    match decide_next_action(&s) {
+        NextAction::ExecuteTools(plan) => assert_eq!(plan.len(), 1),
+        other => panic!("{other:?}"),
+    }
+    s.phase = Phase::AfterTools;
+    s.pending = vec![call("b", Disposition::Approval)];
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Interrupt(Interrupt::Approval)
+    );
+    s.phase = Phase::Start;
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Interrupt(Interrupt::Approval)
+    );
+}

@@ -201,8 +201,81 @@ fn redact(v: &mut Value) {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::ports::events::{CallReport, CallResult, TurnReport};
+    use crate::ports::tools::ToolCall;
     use serde_json::json;
+
+    fn decided(id: &str, verdict: CallVerdict, owner: Option<ToolOwner>) -> RunEvent {
+        RunEvent::CallDecided(CallReport {
+            turn: Some(0),
+            call: ToolCall {
+                call_id: id.into(),
+                name: "t".into(),
+                arguments: r#"{"password":"p","n":1}"#.into(),
+            },
+            owner,
+            verdict,
+            rule: Some("r1".into()),
+        })
+    }
+
+    #[test]
+    fn run_events_become_steps_and_actions() {
+        let mut rec = TraceRecorder::new("resp_1");
+        rec.record(&RunEvent::TurnStarted { turn: 0 });
+        rec.record(&RunEvent::TurnFinished(TurnReport {
+            turn: 0,
+            duration: Duration::from_millis(3),
+            usage: None,
+            finish: Some(FinishReason::ToolCalls),
+            tool_calls: 2,
+            verification: false,
+        }));
+        let run = CallVerdict::Run {
+            arguments: r#"{"password":"rewritten"}"#.into(),
+        };
+        rec.record(&decided(
+            "c1",
+            run,
+            Some(ToolOwner::Mcp { label: "fs".into() }),
+        ));
+        rec.record(&decided(
+            "c2",
+            CallVerdict::Deferred,
+            Some(ToolOwner::Client),
+        ));
+        rec.record(&RunEvent::CallFinished(CallResult {
+            call_id: "c1".into(),
+            name: "t".into(),
+            outcome: CallOutcome::Error,
+            duration: Duration::from_millis(2),
+            output_bytes: 5,
+        }));
+        let t = rec.finish();
+        assert_eq!(t.steps.len(), 1);
+        assert_eq!(t.steps[0].finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(t.actions.len(), 2);
+        let a = &t.actions[0];
+        assert_eq!(a.owner.as_deref(), Some("mcp:fs"));
+        // The arguments the call ran with, redacted.
+        assert_eq!(a.arguments, json!({"password": "[redacted]"}));
+        assert_eq!(
+            (a.decision.as_str(), a.outcome.as_str()),
+            ("allow", "error")
+        );
+        assert_eq!(a.rule.as_deref(), Some("r1"));
+        assert_eq!(a.output_bytes, Some(5));
+        assert!(a.duration_ms.is_some());
+        let b = &t.actions[1];
+        assert_eq!(
+            (b.decision.as_str(), b.outcome.as_str()),
+            ("deferred", "pending")
+        );
+        assert_eq!(b.arguments, json!({"password": "[redacted]", "n": 1}));
+    }
 
     #[test]
     fn secrets_are_redacted_at_any_depth() {

@@ -153,6 +153,9 @@ impl ResponseStore for MemoryStore {
             output,
         };
         inner.responses.insert(resource.id.clone(), stored);
+        if let Some(trace) = new.trace {
+            inner.traces.insert(resource.id.clone(), trace.clone());
+        }
         Ok(())
     }
 
@@ -222,18 +225,6 @@ impl ResponseStore for MemoryStore {
         Ok(newest
             .and_then(|k| inner.items.get(k))
             .map(|s| s.item.clone()))
-    }
-
-    async fn save_trace(&self, response_id: &str, trace: &Trace) -> Result<(), StoreError> {
-        let mut inner = self.lock()?;
-        // Like the SQLite foreign key: a trace belongs to a stored response.
-        if !inner.responses.contains_key(response_id) {
-            return Err(StoreError::Backend(format!(
-                "no response {response_id} for this trace"
-            )));
-        }
-        inner.traces.insert(response_id.to_owned(), trace.clone());
-        Ok(())
     }
 
     async fn trace(&self, response_id: &str) -> Result<Option<Trace>, StoreError> {

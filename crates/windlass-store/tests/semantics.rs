@@ -28,6 +28,7 @@ async fn round_trip(store: &dyn ResponseStore) {
     let new = NewResponse {
         response: &saved,
         input: &input,
+        trace: None,
     };
     store.save(new).await.expect("save");
 
@@ -37,10 +38,8 @@ async fn round_trip(store: &dyn ResponseStore) {
 }
 
 async fn traces_live_and_die_with_their_response(store: &dyn ResponseStore) {
-    let a = Turn::new("a", None, 1, 1);
-    a.save(store).await;
     let trace = Trace {
-        response_id: a.id().to_owned(),
+        response_id: "resp_t".to_owned(),
         steps: vec![TraceStep {
             index: 0,
             duration_ms: 1.5,
@@ -53,16 +52,23 @@ async fn traces_live_and_die_with_their_response(store: &dyn ResponseStore) {
         }],
         actions: Vec::new(),
     };
+    let saved = resource("resp_t", None, vec![assistant("msg_t", "hi")]);
+    let input = vec![user("msg_t_in", "hi")];
+    store
+        .save(NewResponse {
+            response: &saved,
+            input: &input,
+            trace: Some(&trace),
+        })
+        .await
+        .expect("save");
+    assert_eq!(store.trace("resp_t").await.expect("trace"), Some(trace));
+    // Saved without one: none.
+    let a = Turn::new("a", None, 1, 1);
+    a.save(store).await;
     assert_eq!(store.trace(a.id()).await.expect("trace"), None);
-    store.save_trace(a.id(), &trace).await.expect("save trace");
-    assert_eq!(
-        store.trace(a.id()).await.expect("trace"),
-        Some(trace.clone())
-    );
-    // A trace needs its response.
-    assert!(store.save_trace("resp_nope", &trace).await.is_err());
-    assert!(store.delete(a.id()).await.expect("delete"));
-    assert_eq!(store.trace(a.id()).await.expect("trace"), None);
+    assert!(store.delete("resp_t").await.expect("delete"));
+    assert_eq!(store.trace("resp_t").await.expect("trace"), None);
 }
 
 async fn chain_of_three(store: &dyn ResponseStore) {
@@ -137,6 +143,7 @@ async fn duplicate_is_rejected_atomically(store: &dyn ResponseStore) {
     let new = NewResponse {
         response: &second.resource,
         input: &second.input,
+        trace: None,
     };
     let err = store.save(new).await.expect_err("duplicate");
     assert!(

@@ -117,6 +117,7 @@ async fn cancelled_save_does_not_wedge_the_writer() {
         let save = store.save(NewResponse {
             response: &a.resource,
             input: &a.input,
+            trace: None,
         });
         // Polled once (the batch is sent), then dropped.
         let _ = tokio::time::timeout(Duration::ZERO, save).await;
@@ -147,6 +148,7 @@ async fn concurrent_duplicates_fail_individually() {
                     .save(NewResponse {
                         response: &turn.resource,
                         input: &turn.input,
+                        trace: None,
                     })
                     .await;
                 (n % 32, result)

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use windlass_engine::{
     CallDecision, EngineConfig, Policy, PolicyContext, RuledDecision, ToolCall, ToolDefinition,
 };
-use windlass_testkit::{McpFixture, PyMcp, Reply};
+use windlass_testkit::{McpFixture, PyMcp, Reply, ToolCallSpec};
 
 #[path = "common/gw_util.rs"]
 #[allow(unused_imports)]
@@ -193,4 +193,80 @@ async fn a_declared_approval_meets_the_policy_once() {
     .await;
     assert_eq!(only(&run.resp, "mcp_call")["output"], "5");
     assert_eq!(*policy.0.lock().unwrap(), ["calc__add"]);
+}
+
+/// A mixed turn defers its MCP call; the continuation asks the policy,
+/// which wants an approval: the paused call is closed and an approval
+/// request takes its place; the approved call then runs, and the policy saw
+/// each call once.
+#[tokio::test]
+async fn a_deferred_call_the_policy_wants_approved_pauses_the_continuation() {
+    let fx = McpFixture::python(PyMcp::V2).await;
+    for mode in MODES {
+        let policy = Arc::new(Supervised::default());
+        let gw = start_with_policy(
+            loopback_config(),
+            EngineConfig::default(),
+            Some(policy.clone()),
+        )
+        .await;
+        gw.upstream.push(Reply::tool_calls(vec![
+            ToolCallSpec::new("ask_user", "{}").id("call_c"),
+            ToolCallSpec::new("calc__add", r#"{"a":2,"b":3}"#),
+        ]));
+        let tools = json!([mcp_tool("calc", &fx.url), func("ask_user")]);
+        let parent = create(
+            &gw,
+            mode,
+            &json!({"model": "m", "input": "2+3?", "tools": tools}),
+        )
+        .await;
+        assert_eq!(parent.status(), "requires_action", "{mode:?}");
+        // The client's call was decided; the MCP call was deferred.
+        assert_eq!(*policy.0.lock().unwrap(), ["ask_user"], "{mode:?}");
+
+        let answer = json!({"type": "function_call_output", "call_id": "call_c", "output": "yes"});
+        let second = create(
+            &gw,
+            mode,
+            &json!({"model": "m", "previous_response_id": parent.id(),
+                    "input": [answer], "tools": tools}),
+        )
+        .await;
+        assert_eq!(
+            second.status(),
+            "requires_action",
+            "{mode:?}: {}",
+            second.resp
+        );
+        assert_eq!(
+            output_types(&second.resp),
+            ["mcp_call", "mcp_approval_request"],
+            "{mode:?}"
+        );
+        assert_eq!(only(&second.resp, "mcp_call")["status"], "incomplete");
+        assert_eq!(gw.upstream.request_count(), 1, "{mode:?}: no model turn");
+        assert!(gw.hub.calls().is_empty());
+        let req_id = only(&second.resp, "mcp_approval_request")["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+
+        gw.upstream.push(Reply::text("It is 5."));
+        let third = create(
+            &gw,
+            mode,
+            &json!({"model": "m", "previous_response_id": second.id(),
+                    "input": [approval(&req_id, true)], "tools": tools}),
+        )
+        .await;
+        assert_eq!(third.status(), "completed", "{mode:?}: {}", third.resp);
+        assert_eq!(only(&third.resp, "mcp_call")["output"], "5");
+        assert_eq!(gw.hub.calls().len(), 1);
+        assert_eq!(
+            *policy.0.lock().unwrap(),
+            ["ask_user", "calc__add"],
+            "{mode:?}"
+        );
+    }
 }

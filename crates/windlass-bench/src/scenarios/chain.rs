@@ -87,6 +87,7 @@ pub async fn save_times(bench: &Bench, template_id: &str, iters: usize) -> Resul
                     .save(NewResponse {
                         response: &resource,
                         input: &input,
+                        trace: None,
                     })
                     .await
                     .map_err(|e| format!("save: {e}"))?;

@@ -2,6 +2,7 @@
 //! output or error and `completed`/`failed` when it ends.
 
 use serde_json::json;
+use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
     EventData, Item, McpApprovalRequest, McpCall, McpCallError, McpCallStatus, McpToolCallError,
 };
@@ -129,4 +130,36 @@ pub(crate) async fn to_approval_request(out: &mut Emitter<'_>, call_id: &str) ->
     });
     out.item_done(idx).await;
     true
+}
+
+/// A paused `mcp_call` of the parent that the policy now wants approved:
+/// the call is stored again, closed (`incomplete`, so no later continuation
+/// resumes it), followed by an `mcp_approval_request` for the same call.
+pub(crate) async fn reissue_as_approval(
+    out: &mut Emitter<'_>,
+    call: &ToolCall,
+    label: &str,
+    tool: &str,
+) {
+    let request_id = new_id(prefix::MCP_APPROVAL_REQUEST);
+    out.add_done_item(Item::McpCall(McpCall {
+        id: call.call_id.clone(),
+        server_label: label.to_owned(),
+        name: tool.to_owned(),
+        arguments: call.arguments.clone(),
+        output: None,
+        error: Some(McpCallError::Text(format!(
+            "not run: waiting for approval request {request_id}"
+        ))),
+        status: Some(McpCallStatus::Incomplete),
+        approval_request_id: None,
+    }))
+    .await;
+    out.add_done_item(Item::McpApprovalRequest(McpApprovalRequest {
+        id: request_id,
+        server_label: label.to_owned(),
+        name: tool.to_owned(),
+        arguments: call.arguments.clone(),
+    }))
+    .await;
 }

@@ -11,6 +11,9 @@ pub struct NewResponse<'a> {
     pub response: &'a ResponseResource,
     /// The items of this request's own `input` (ids assigned), in order.
     pub input: &'a [Item],
+    /// The run's execution trace, stored with it (a store may drop it
+    /// rather than fail the save).
+    pub trace: Option<&'a Trace>,
 }
 
 /// Which page of input items to list (`GET /v1/responses/{id}/input_items`).
@@ -77,11 +80,6 @@ pub trait ResponseStore: Send + Sync {
 
     /// The most recently stored item with this public id (for `item_reference`).
     async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError>;
-
-    /// Stores the execution trace of a saved response (replacing any).
-    async fn save_trace(&self, _response_id: &str, _trace: &Trace) -> Result<(), StoreError> {
-        Ok(())
-    }
 
     /// The execution trace of a response; `None` when there is none.
     async fn trace(&self, _response_id: &str) -> Result<Option<Trace>, StoreError> {

@@ -237,10 +237,6 @@ impl ResponseStore for SqliteStore {
         read::ping(conn.conn()?)
     }
 
-    async fn save_trace(&self, response_id: &str, trace: &Trace) -> Result<(), StoreError> {
-        trace::save(&self.writer, response_id, trace).await
-    }
-
     async fn trace(&self, response_id: &str) -> Result<Option<Trace>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
         trace::load(conn.conn()?, response_id)

@@ -1,32 +1,22 @@
-//! Execution traces: one JSON row per response, removed with it.
-
-use std::sync::Arc;
+//! Execution traces: one JSON row per response, written with the response
+//! and removed with it.
 
 use rusqlite::{params, Connection, OptionalExtension};
-use tokio::sync::Mutex;
 use windlass_engine::{StoreError, Trace};
 
-use super::conn::Writer;
-use super::write::on_writer;
 use crate::codec::backend;
 
-pub(super) async fn save(
-    writer: &Arc<Mutex<Writer>>,
-    response_id: &str,
-    trace: &Trace,
-) -> Result<(), StoreError> {
-    let body =
-        serde_json::to_string(trace).map_err(|e| StoreError::Backend(format!("trace: {e}")))?;
-    let id = response_id.to_owned();
-    on_writer(writer, move |conn| {
-        conn.execute(
-            "INSERT OR REPLACE INTO response_traces (response_id, body) VALUES (?1, ?2)",
-            params![id, body],
-        )
-        .map(|_| ())
-        .map_err(backend)
-    })
-    .await
+pub(super) fn encode(trace: &Trace) -> Result<String, StoreError> {
+    serde_json::to_string(trace).map_err(|e| StoreError::Backend(format!("trace: {e}")))
+}
+
+pub(super) fn insert(conn: &Connection, response_id: &str, body: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO response_traces (response_id, body) VALUES (?1, ?2)",
+    )
+    .and_then(|mut stmt| stmt.execute(params![response_id, body]))
+    .map(drop)
+    .map_err(backend)
 }
 
 pub(super) fn load(conn: &mut Connection, response_id: &str) -> Result<Option<Trace>, StoreError> {

@@ -27,6 +27,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use windlass_engine::{NewResponse, StoreError};
 
 use super::conn::Writer;
+use super::trace;
 use super::{HISTORY, INPUT, OUTPUT};
 use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
 
@@ -78,6 +79,7 @@ pub(super) async fn save(
     let created_at = i64::try_from(resource.created_at).unwrap_or(i64::MAX);
     let id = resource.id.clone();
     let previous = resource.previous_response_id.clone();
+    let trace = new.trace.map(trace::encode).transpose()?;
 
     on_writer(writer, move |conn| {
         conn.prepare_cached(SAVE)
@@ -85,15 +87,22 @@ pub(super) async fn save(
             .map_err(|e| match is_unique_violation(&e) {
                 true => StoreError::Duplicate(id.clone()),
                 false => backend(e),
-            })
-            .map(drop)
+            })?;
+        // In the same trip to the writer; a trace that cannot be written
+        // does not undo the response.
+        if let Some(trace) = trace {
+            if let Err(e) = trace::insert(conn, &id, &trace) {
+                tracing::warn!(error = %e, "could not store the execution trace");
+            }
+        }
+        Ok(())
     })
     .await
 }
 
 /// Runs `write` on the writer connection, on a blocking-pool thread; a
 /// successful write counts as a commit for the checkpointer.
-pub(super) async fn on_writer<T, F>(writer: &Arc<Mutex<Writer>>, write: F) -> Result<T, StoreError>
+async fn on_writer<T, F>(writer: &Arc<Mutex<Writer>>, write: F) -> Result<T, StoreError>
 where
     T: Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,

@@ -108,6 +108,7 @@ impl Turn {
             .save(NewResponse {
                 response: &self.resource,
                 input: &self.input,
+                trace: None,
             })
             .await
             .expect("save");
