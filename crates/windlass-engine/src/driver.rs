@@ -13,7 +13,7 @@ use crate::engine::Engine;
 use crate::error::RunFailure;
 use crate::execute::{child, execute_calls};
 use crate::finish::{finalize, Ending};
-use crate::ports::policy::{CallDecision, LoopBudget, PolicyContext, TurnDecision};
+use crate::ports::policy::{CallDecision, LoopBudget, TurnDecision};
 use crate::ports::provider::ProviderError;
 use crate::ports::sink::EventSink;
 use crate::ports::tools::{ToolCall, ToolContext};
@@ -225,11 +225,7 @@ impl Engine {
                 return Some(Finish::incomplete("max_response_time"));
             }
         }
-        let ctx = PolicyContext {
-            response_id: &run.response.id,
-            model: &run.response.model,
-            turn: state.turns,
-        };
+        let ctx = run.policy_context(state.turns, false);
         let budget = LoopBudget {
             turns: state.turns,
             tool_calls: state.executed_calls,
@@ -299,17 +295,16 @@ impl Engine {
         approvals: &HashSet<String>,
         turn: u32,
     ) -> Disposition {
-        let ctx = PolicyContext {
-            response_id: &run.response.id,
-            model: &run.response.model,
-            turn,
-        };
+        // A call the client approved is not sent back for approval.
+        let approved = run.mcp.approvals.contains_key(&call.call_id)
+            && !run.mcp.denied.contains_key(&call.call_id);
+        let ctx = run.policy_context(turn, approved);
         let def = run.tools.get(&call.name);
         match self.inner.policy.before_call(&ctx, call, def).await {
             CallDecision::Deny { reason } => {
                 Disposition::Reject(format!("Error: tool '{}' was blocked: {reason}", call.name))
             }
-            CallDecision::RequireApproval => Disposition::Approval,
+            CallDecision::RequireApproval if !approved => Disposition::Approval,
             _ if approvals.contains(&call.call_id) => Disposition::Approval,
             decision => {
                 let arguments = match decision {

@@ -17,6 +17,7 @@ use crate::error::EngineError;
 use crate::mcp::declare::{add_tools, check_servers, reuse_listings};
 use crate::mcp::resume::resume_mcp;
 use crate::mcp::McpRun;
+use crate::ports::policy::PolicyContext;
 use crate::ports::provider::{ModelProvider, ModelRequest, ModelToolChoice, ProviderError};
 use crate::ports::tools::ToolCall;
 use crate::tooling::ToolSet;
@@ -38,6 +39,8 @@ pub struct PreparedRun {
     pub(crate) first_choice: ModelToolChoice,
     pub(crate) single_shot: bool,
     pub(crate) call_budget: u64,
+    /// Who asked (see [`PolicyContext::principal`]).
+    pub(crate) principal: Option<String>,
 }
 
 impl PreparedRun {
@@ -57,6 +60,23 @@ impl PreparedRun {
     /// The response as it stands before the loop (`in_progress`, empty output).
     pub fn response(&self) -> &ResponseResource {
         &self.response
+    }
+
+    /// Names the caller for the policy (an API key's name, an SDK user).
+    pub fn set_principal(&mut self, principal: Option<String>) {
+        self.principal = principal;
+    }
+
+    /// What the policy is told about this run at `turn`.
+    pub(crate) fn policy_context(&self, turn: u32, approved: bool) -> PolicyContext<'_> {
+        PolicyContext {
+            response_id: &self.response.id,
+            model: &self.response.model,
+            turn,
+            principal: self.principal.as_deref(),
+            metadata: &self.response.metadata,
+            approved,
+        }
     }
 }
 
@@ -148,6 +168,7 @@ impl Engine {
             first_choice: resolved.first_choice,
             single_shot,
             call_budget,
+            principal: None,
         })
     }
 }
