@@ -7,6 +7,8 @@ use serde::Deserialize;
 use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_providers::ChatProviderConfig;
 use windlass_server::ServerConfig;
+use windlass_governance::GovernanceConfig;
+use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::McpConfig;
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
@@ -25,6 +27,8 @@ pub enum ConfigError {
     },
     #[error("[mcp]: {0}")]
     Mcp(#[from] windlass_tools::ConfigError),
+    #[error("[governance]: {0}")]
+    Governance(#[from] windlass_governance::GovernanceConfigError),
     #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [upstream] url in the config file)")]
     NoUpstream,
 }
@@ -45,6 +49,11 @@ pub struct FileConfig {
     /// MCP servers and the outbound guard for request-declared ones.
     #[serde(default)]
     pub mcp: McpConfig,
+    /// Built-in tools (off unless listed) and the governance gate.
+    #[serde(default)]
+    pub builtins: BuiltinsConfig,
+    #[serde(default)]
+    pub governance: GovernanceConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,6 +96,8 @@ pub struct Settings {
     pub engine: EngineConfig,
     pub server: ServerConfig,
     pub mcp: McpConfig,
+    pub builtins: BuiltinsConfig,
+    pub governance: GovernanceConfig,
 }
 
 pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
@@ -170,6 +181,7 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
             .filter(|h| !h.is_empty()),
     );
     mcp.validate()?;
+    file.governance.validate()?;
 
     Ok(Settings {
         listen: args
@@ -188,6 +200,8 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         engine,
         server,
         mcp,
+        builtins: file.builtins,
+        governance: file.governance,
     })
 }
 

@@ -73,6 +73,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod govern;
 pub mod run;
 pub mod sdk;
 pub mod serve;

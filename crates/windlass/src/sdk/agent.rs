@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use windlass_engine::ModelProvider;
+use windlass_engine::{ModelProvider, Policy};
 use windlass_protocol::{McpApprovalMode, McpRequireApproval};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
 use windlass_tools::{McpConfig, McpServerConfig, McpServers};
@@ -37,6 +37,8 @@ pub(crate) struct AgentInner {
     /// Attached MCP servers (their labels and approval rules) and the hub
     /// that runs them.
     pub mcp: Option<(Vec<McpServerConfig>, Arc<McpServers>)>,
+    /// A gate consulted before the hooks (e.g. `windlass_governance::Governance`).
+    pub policy: Option<Arc<dyn Policy>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -112,6 +114,7 @@ impl Agent {
                 parallel_tool_calls: i.parallel_tool_calls,
                 // Manual mode runs no tools itself, so MCP servers are not attached.
                 mcp: None,
+                policy: i.policy.clone(),
             }),
         }
     }
@@ -136,9 +139,18 @@ pub struct AgentBuilder {
     tool_timeout: Option<Duration>,
     parallel_tool_calls: Option<bool>,
     mcp_servers: Vec<McpServerConfig>,
+    policy: Option<Arc<dyn Policy>>,
 }
 
 impl AgentBuilder {
+    /// A policy checked before every tool call, ahead of the hooks: the
+    /// gateway's governance gate (`windlass_governance::Governance`) or any
+    /// other [`Policy`]. A `Deny` becomes the call's error output.
+    pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
     /// Attaches an MCP server (stdio `command` or streamable HTTP `url`):
     /// its tools are offered to the model as `label__tool` and run by the
     /// engine without approval items (`require_approval` may only be
@@ -289,6 +301,7 @@ impl AgentBuilder {
                 tool_timeout: self.tool_timeout,
                 parallel_tool_calls: self.parallel_tool_calls,
                 mcp,
+                policy: self.policy,
             }),
         })
     }

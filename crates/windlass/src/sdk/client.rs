@@ -18,7 +18,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{
-    CallDecision, ClientFunctions, Engine, EngineConfig, EventSink, ResponseStore, SinkClosed,
+    CallDecision, ClientFunctions, Engine, EngineConfig, EventSink, Policy, PolicyChain,
+    ResponseStore, SinkClosed,
 };
 use windlass_protocol::{
     CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, McpApprovalMode,
@@ -89,8 +90,13 @@ impl Client {
         if let Some(t) = a.tool_timeout {
             config.tool_timeout = t;
         }
+        // The agent's own gate first, then the hooks.
+        let gate: Arc<dyn Policy> = match &a.policy {
+            Some(p) => Arc::new(PolicyChain(vec![p.clone(), policy.clone()])),
+            None => policy.clone(),
+        };
         let mut builder = Engine::builder(a.provider.clone(), store)
-            .policy(policy.clone())
+            .policy(gate)
             .config(config);
         if let Some((_, hub)) = &a.mcp {
             builder = builder.mcp(hub.clone());
