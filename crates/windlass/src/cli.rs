@@ -21,6 +21,16 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run one prompt through the agent loop in-process and stream the answer.
     Run(RunArgs),
+    /// Serve the built-in tools ([builtins] of the config) as an MCP server
+    /// on stdin/stdout, for other agents; [governance] applies to each call.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// TOML config file with [builtins] (and optionally [governance]).
+    #[arg(long, short = 'c', env = "WINDLASS_CONFIG")]
+    pub config: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -74,6 +74,7 @@
 pub mod cli;
 pub mod config;
 pub mod govern;
+pub mod mcp_stdio;
 pub mod run;
 pub mod sdk;
 pub mod serve;

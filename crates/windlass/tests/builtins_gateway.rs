@@ -126,3 +126,35 @@ async fn a_rate_limited_call_is_an_error_output_and_the_response_completes() {
     assert!(calls[1]["error"].to_string().contains("rate limit"), "{}", calls[1]);
     assert_eq!(final_text(&run.resp), "done");
 }
+
+// The gate answers `CallDecision::RequireApproval` (see windlass-governance's
+// own tests); turning that into an `mcp_approval_request` is the engine's
+// part, landing on its own branch.
+#[tokio::test]
+#[ignore = "needs the engine to turn CallDecision::RequireApproval into an mcp_approval_request"]
+async fn supervised_commands_wait_for_an_approval_then_run() {
+    let work = work_dir("supervised");
+    let gw = gateway(&work, "autonomy = \"supervised\"").await;
+    gw.upstream.push(Reply::tool_call("windlass__shell", r#"{"command":"echo approved > proof.txt"}"#));
+    let run = create(&gw, Mode::Json, &json!({"model": "m", "input": "go", "tools": [builtins_tool()]})).await;
+    let request = only(&run.resp, "mcp_approval_request");
+    assert_eq!(request["name"], "shell", "{}", run.resp);
+    assert!(!work.join("proof.txt").exists(), "nothing runs before the approval");
+    gw.upstream.push(Reply::text("done"));
+    let next = create(
+        &gw,
+        Mode::Json,
+        &json!({"model": "m", "previous_response_id": run.id(), "tools": [builtins_tool()],
+                "input": [{"type": "mcp_approval_response", "approval_request_id": request["id"], "approve": true}]}),
+    )
+    .await;
+    assert_eq!(next.status(), "completed", "{}", next.resp);
+    let call = only(&next.resp, "mcp_call");
+    assert!(call["output"].as_str().unwrap().starts_with("exit status: 0"), "{call}");
+    assert_eq!(std::fs::read_to_string(work.join("proof.txt")).unwrap(), "approved\n");
+    // Reads need no approval.
+    gw.upstream.push(Reply::tool_call("windlass__read_file", r#"{"path":"proof.txt"}"#));
+    gw.upstream.push(Reply::text("read"));
+    let read = create(&gw, Mode::Json, &json!({"model": "m", "input": "read", "tools": [builtins_tool()]})).await;
+    assert_eq!(only(&read.resp, "mcp_call")["output"], "approved\n");
+}

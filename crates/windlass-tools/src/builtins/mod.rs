@@ -15,6 +15,7 @@ mod fetch;
 mod files;
 mod hub;
 mod shell;
+mod stdio;
 
 use std::path::PathBuf;
 
@@ -26,6 +27,7 @@ use windlass_protocol::McpToolInfo;
 pub use config::{BuiltinsConfig, FetchConfig, SandboxKind, ShellConfig, TOOL_NAMES};
 pub use fetch::domain_allowed;
 pub use hub::WithBuiltins;
+pub use stdio::StdioServer;
 
 use fetch::Fetch;
 use files::Roots;
