@@ -62,7 +62,10 @@ impl Category {
 
 /// The budgets for one response: the configured ones, lowered by the
 /// request's metadata. Err: a metadata value that is not a whole number.
-pub fn effective(config: &Budgets, metadata: &Map<String, Value>) -> Result<[Option<u64>; 5], String> {
+pub fn effective(
+    config: &Budgets,
+    metadata: &Map<String, Value>,
+) -> Result<[Option<u64>; 5], String> {
     let mut out = [None; 5];
     for cat in Category::ALL {
         let key = format!("budget.{}", cat.name());
@@ -108,10 +111,12 @@ impl Ledger {
         if table.len() >= SWEEP_AT {
             table.retain(|_, s| s.touched.elapsed() < FORGET_AFTER);
         }
-        let entry = table.entry(response_id.to_owned()).or_insert_with(|| Spent {
-            used: [0; 5],
-            touched: Instant::now(),
-        });
+        let entry = table
+            .entry(response_id.to_owned())
+            .or_insert_with(|| Spent {
+                used: [0; 5],
+                touched: Instant::now(),
+            });
         entry.touched = Instant::now();
         for &(cat, n) in amounts {
             if let Some(limit) = limits[cat.index()] {

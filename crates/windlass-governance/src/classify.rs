@@ -87,12 +87,10 @@ pub fn classify(name: &str, def: Option<&ToolDefinition>, hints: Option<&dyn Too
         (_, Some(Builtin::Shell), _) => Effect::Exec,
         (_, Some(Builtin::WriteFile | Builtin::EditFile), _) => Effect::Write,
         (_, Some(_), _) => Effect::Read,
-        (Some((label, tool)), None, _) => {
-            match hints.and_then(|h| h.read_only(label, tool)) {
-                Some(true) => Effect::Read,
-                _ => Effect::Write,
-            }
-        }
+        (Some((label, tool)), None, _) => match hints.and_then(|h| h.read_only(label, tool)) {
+            Some(true) => Effect::Read,
+            _ => Effect::Write,
+        },
         (None, None, Some(ToolOrigin::Function)) => Effect::Own,
         // A gateway tool or an unknown one: assume the worst.
         _ => Effect::Write,

@@ -185,12 +185,11 @@ impl GovernanceConfig {
                 return Err(GovernanceConfigError::WebhookTimeout);
             }
         }
-        let tables =
-            std::iter::once(("governance".to_owned(), &self.defaults)).chain(
-                self.keys
-                    .iter()
-                    .map(|(k, r)| (format!("governance.keys.{k}"), r)),
-            );
+        let tables = std::iter::once(("governance".to_owned(), &self.defaults)).chain(
+            self.keys
+                .iter()
+                .map(|(k, r)| (format!("governance.keys.{k}"), r)),
+        );
         for (name, rules) in tables {
             let lists = [
                 ("tools", &rules.tools),

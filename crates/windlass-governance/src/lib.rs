@@ -29,5 +29,8 @@ pub mod shell;
 pub mod webhook;
 
 pub use classify::{ToolHints, BUILTIN_LABEL};
-pub use config::{Autonomy, Budgets, GovernanceConfig, GovernanceConfigError, OnError, RateLimit, Rules, WebhookConfig};
+pub use config::{
+    Autonomy, Budgets, GovernanceConfig, GovernanceConfigError, OnError, RateLimit, Rules,
+    WebhookConfig,
+};
 pub use policy::Governance;

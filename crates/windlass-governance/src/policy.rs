@@ -117,7 +117,10 @@ impl Governance {
                 if self.areas(rules).allows(path) {
                     Ok(())
                 } else {
-                    Err(refuse("paths", format!("path '{path}' is outside the allowed paths")))
+                    Err(refuse(
+                        "paths",
+                        format!("path '{path}' is outside the allowed paths"),
+                    ))
                 }
             }
             Builtin::WebFetch => {
@@ -130,8 +133,14 @@ impl Governance {
                     .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_owned()));
                 match host {
                     Some(h) if domain_allowed(domains, &h) => Ok(()),
-                    Some(h) => Err(refuse("domains", format!("host '{h}' is not on the domain allowlist"))),
-                    None => Err(refuse("domains", format!("'{url}' is not a URL with a host"))),
+                    Some(h) => Err(refuse(
+                        "domains",
+                        format!("host '{h}' is not on the domain allowlist"),
+                    )),
+                    None => Err(refuse(
+                        "domains",
+                        format!("'{url}' is not a URL with a host"),
+                    )),
                 }
             }
         }
@@ -153,7 +162,10 @@ impl Governance {
             ],
             Some(Builtin::EditFile) => vec![
                 (Category::FilesWritten, 1),
-                (Category::LinesChanged, lines("old_string").max(lines("new_string"))),
+                (
+                    Category::LinesChanged,
+                    lines("old_string").max(lines("new_string")),
+                ),
             ],
             Some(Builtin::Shell) => vec![(Category::CommandsRun, 1)],
             Some(Builtin::WebFetch) => vec![(Category::NetworkRequests, 1)],
@@ -201,8 +213,15 @@ impl Governance {
             match hook.ask(&question).await {
                 (WebhookAnswer::Allow, _) => {}
                 (WebhookAnswer::Deny { reason }, failed) => {
-                    let rule = if failed.is_some() { "webhook.on_error" } else { "webhook" };
-                    return Err(refuse(rule, reason.unwrap_or_else(|| "denied by the policy service".to_owned())));
+                    let rule = if failed.is_some() {
+                        "webhook.on_error"
+                    } else {
+                        "webhook"
+                    };
+                    return Err(refuse(
+                        rule,
+                        reason.unwrap_or_else(|| "denied by the policy service".to_owned()),
+                    ));
                 }
                 (WebhookAnswer::Rewrite { arguments }, _) => {
                     // The new arguments pass the same rules as the model's.
@@ -234,7 +253,10 @@ impl Governance {
             .map_err(|e| refuse("budget", e))?;
         Ok(match rewritten {
             Some(a) => (CallDecision::AllowWithArguments(a), "webhook.rewrite"),
-            None => (CallDecision::Allow, if ctx.approved { "approved" } else { "allow" }),
+            None => (
+                CallDecision::Allow,
+                if ctx.approved { "approved" } else { "allow" },
+            ),
         })
     }
 }

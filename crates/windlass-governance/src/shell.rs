@@ -156,7 +156,11 @@ fn split(line: &str) -> Result<Vec<Segment>, ShellRefusal> {
             '|' => {
                 // `|`, `||` and `|&` all end a segment.
                 segments.push(std::mem::take(&mut cur));
-                i += if matches!(next, Some('|' | '&')) { 2 } else { 1 };
+                i += if matches!(next, Some('|' | '&')) {
+                    2
+                } else {
+                    1
+                };
             }
             '&' if next == Some('&') => {
                 segments.push(std::mem::take(&mut cur));
@@ -189,7 +193,10 @@ fn split(line: &str) -> Result<Vec<Segment>, ShellRefusal> {
                     Some('&') => {
                         // `>&2`, `<&0`: duplicating a descriptor, no file.
                         j += 1;
-                        let digits = chars[j..].iter().take_while(|d| d.is_ascii_digit() || **d == '-').count();
+                        let digits = chars[j..]
+                            .iter()
+                            .take_while(|d| d.is_ascii_digit() || **d == '-')
+                            .count();
                         if digits > 0 {
                             cur.text.push(' ');
                             i = j + digits;

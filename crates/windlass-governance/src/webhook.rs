@@ -40,7 +40,9 @@ pub enum WebhookAnswer {
         reason: Option<String>,
     },
     /// Run the call with these arguments (a JSON object) instead.
-    Rewrite { arguments: Value },
+    Rewrite {
+        arguments: Value,
+    },
     RequireApproval,
 }
 
@@ -92,8 +94,8 @@ impl Webhook {
         })
         .await
         .map_err(|_| format!("no answer within {} ms", self.config.timeout_ms))??;
-        let answer: WebhookAnswer = serde_json::from_slice(&response)
-            .map_err(|e| format!("unreadable answer: {e}"))?;
+        let answer: WebhookAnswer =
+            serde_json::from_slice(&response).map_err(|e| format!("unreadable answer: {e}"))?;
         if let WebhookAnswer::Rewrite { arguments } = &answer {
             if !arguments.is_object() {
                 return Err("a rewrite must give `arguments` as a JSON object".to_owned());

@@ -49,19 +49,47 @@ const FILE_TOOLS: [&str; 4] = ["read_file", "write_file", "edit_file", "list_dir
 async fn file_tools_work_inside_the_roots() {
     let work = temp_dir("files");
     let b = Builtins::start(config(&work, &FILE_TOOLS)).await.unwrap();
-    let w = call(&b, "write_file", json!({"path": "notes/a.txt", "content": "one\ntwo\nthree\n"})).await;
+    let w = call(
+        &b,
+        "write_file",
+        json!({"path": "notes/a.txt", "content": "one\ntwo\nthree\n"}),
+    )
+    .await;
     assert!(!w.is_error, "{}", text(&w));
-    assert_eq!(std::fs::read_to_string(work.join("notes/a.txt")).unwrap(), "one\ntwo\nthree\n");
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes/a.txt")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
     let r = call(&b, "read_file", json!({"path": "notes/a.txt"})).await;
     assert_eq!(text(&r), "one\ntwo\nthree\n");
-    let e = call(&b, "edit_file", json!({"path": "notes/a.txt", "old_string": "two", "new_string": "2"})).await;
+    let e = call(
+        &b,
+        "edit_file",
+        json!({"path": "notes/a.txt", "old_string": "two", "new_string": "2"}),
+    )
+    .await;
     assert!(!e.is_error, "{}", text(&e));
-    assert_eq!(std::fs::read_to_string(work.join("notes/a.txt")).unwrap(), "one\n2\nthree\n");
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes/a.txt")).unwrap(),
+        "one\n2\nthree\n"
+    );
     // Not unique, and absent: refused, file unchanged.
     std::fs::write(work.join("dup.txt"), "x x").unwrap();
-    let dup = call(&b, "edit_file", json!({"path": "dup.txt", "old_string": "x", "new_string": "y"})).await;
-    assert!(dup.is_error && text(&dup).contains("2 times"), "{}", text(&dup));
-    assert_eq!(std::fs::read_to_string(work.join("dup.txt")).unwrap(), "x x");
+    let dup = call(
+        &b,
+        "edit_file",
+        json!({"path": "dup.txt", "old_string": "x", "new_string": "y"}),
+    )
+    .await;
+    assert!(
+        dup.is_error && text(&dup).contains("2 times"),
+        "{}",
+        text(&dup)
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("dup.txt")).unwrap(),
+        "x x"
+    );
     let l = call(&b, "list_dir", json!({})).await;
     assert_eq!(text(&l), "dup.txt\nnotes/");
 }
@@ -80,10 +108,22 @@ async fn escapes_are_refused() {
         ("read_file", json!({"path": secret})),
         ("read_file", json!({"path": "link.txt"})),
         ("read_file", json!({"path": "linkdir/secret.txt"})),
-        ("write_file", json!({"path": "linkdir/new.txt", "content": "x"})),
-        ("write_file", json!({"path": outside.join("new.txt").display().to_string(), "content": "x"})),
-        ("write_file", json!({"path": "a/../../x.txt", "content": "x"})),
-        ("edit_file", json!({"path": "link.txt", "old_string": "secret", "new_string": "gone"})),
+        (
+            "write_file",
+            json!({"path": "linkdir/new.txt", "content": "x"}),
+        ),
+        (
+            "write_file",
+            json!({"path": outside.join("new.txt").display().to_string(), "content": "x"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "a/../../x.txt", "content": "x"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "link.txt", "old_string": "secret", "new_string": "gone"}),
+        ),
         ("list_dir", json!({"path": "linkdir"})),
         ("list_dir", json!({"path": "/"})),
     ];
@@ -92,7 +132,10 @@ async fn escapes_are_refused() {
         assert!(r.is_error, "{tool} {args} was not refused: {}", text(&r));
         assert!(!text(&r).contains("secret\n") && text(&r) != "secret");
     }
-    assert_eq!(std::fs::read_to_string(outside.join("secret.txt")).unwrap(), "secret");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "secret"
+    );
     assert!(!outside.join("new.txt").exists());
     // A second root is usable by absolute path.
     let mut c = config(&work, &FILE_TOOLS);
@@ -117,15 +160,26 @@ async fn shell_runs_in_the_work_dir_and_reports_exit_status() {
     let work = temp_dir("sh-ok");
     std::fs::write(work.join("README.md"), "a\nb\nc\n").unwrap();
     let b = Builtins::start(shell_config(&work)).await.unwrap();
-    assert_eq!(b.shell_unavailable(), None, "bubblewrap must work for these tests");
+    assert_eq!(
+        b.shell_unavailable(),
+        None,
+        "bubblewrap must work for these tests"
+    );
     let r = shell(&b, "wc -l < README.md && echo made > out.txt").await;
     assert!(!r.is_error, "{}", text(&r));
     assert!(text(&r).starts_with("exit status: 0"), "{}", text(&r));
     assert!(text(&r).contains("3"), "{}", text(&r));
-    assert_eq!(std::fs::read_to_string(work.join("out.txt")).unwrap(), "made\n");
+    assert_eq!(
+        std::fs::read_to_string(work.join("out.txt")).unwrap(),
+        "made\n"
+    );
     let r = shell(&b, "echo oops >&2; exit 3").await;
     assert!(r.is_error);
-    assert!(text(&r).contains("exit status: 3") && text(&r).contains("--- stderr ---\noops"), "{}", text(&r));
+    assert!(
+        text(&r).contains("exit status: 3") && text(&r).contains("--- stderr ---\noops"),
+        "{}",
+        text(&r)
+    );
 }
 
 #[tokio::test]
@@ -133,13 +187,21 @@ async fn shell_cannot_write_outside_the_work_dir() {
     let work = temp_dir("sh-write");
     let outside = temp_dir("sh-outside");
     let b = Builtins::start(shell_config(&work)).await.unwrap();
-    for target in [outside.join("x"), PathBuf::from("/etc/windlass-test"), PathBuf::from("/usr/windlass-test")] {
+    for target in [
+        outside.join("x"),
+        PathBuf::from("/etc/windlass-test"),
+        PathBuf::from("/usr/windlass-test"),
+    ] {
         let r = shell(&b, &format!("echo x > {}", target.display())).await;
         assert!(r.is_error, "{}", text(&r));
         assert!(!target.exists(), "{} was written", target.display());
     }
     // /tmp is private to the call.
-    let r = shell(&b, "echo x > /tmp/windlass-private && cat /tmp/windlass-private").await;
+    let r = shell(
+        &b,
+        "echo x > /tmp/windlass-private && cat /tmp/windlass-private",
+    )
+    .await;
     assert!(!r.is_error, "{}", text(&r));
     assert!(!Path::new("/tmp/windlass-private").exists());
 }
@@ -173,14 +235,31 @@ async fn shell_is_killed_at_its_limits() {
     let r = shell(&b, "while :; do :; done").await;
     assert!(r.is_error);
     assert!(text(&r).contains("signal"), "{}", text(&r));
-    let r = call(&b, "shell", json!({"command": "sleep 30", "timeout_ms": 300})).await;
+    let r = call(
+        &b,
+        "shell",
+        json!({"command": "sleep 30", "timeout_ms": 300}),
+    )
+    .await;
     assert!(r.is_error);
     assert!(text(&r).contains("timed out after 300 ms"), "{}", text(&r));
-    let r = shell(&b, "python3 -c 'x = bytearray(256 * 1024 * 1024); print(\"allocated\")'").await;
+    let r = shell(
+        &b,
+        "python3 -c 'x = bytearray(256 * 1024 * 1024); print(\"allocated\")'",
+    )
+    .await;
     assert!(r.is_error, "{}", text(&r));
-    assert!(!text(&r).contains("allocated") && text(&r).contains("MemoryError"), "{}", text(&r));
+    assert!(
+        !text(&r).contains("allocated") && text(&r).contains("MemoryError"),
+        "{}",
+        text(&r)
+    );
     let r = shell(&b, "yes | head -c 100000").await;
-    assert!(text(&r).contains("[stdout truncated: 99000 more bytes not shown"), "{}", text(&r));
+    assert!(
+        text(&r).contains("[stdout truncated: 99000 more bytes not shown"),
+        "{}",
+        text(&r)
+    );
 }
 
 #[tokio::test]
@@ -190,7 +269,11 @@ async fn shell_without_sandbox_needs_saying_so() {
     c.shell.sandbox = SandboxKind::None;
     let b = Builtins::start(c).await.unwrap();
     let r = shell(&b, "pwd").await;
-    assert!(text(&r).contains(&work.canonicalize().unwrap().display().to_string()), "{}", text(&r));
+    assert!(
+        text(&r).contains(&work.canonicalize().unwrap().display().to_string()),
+        "{}",
+        text(&r)
+    );
 }
 
 async fn html_server() -> std::net::SocketAddr {
@@ -210,7 +293,9 @@ async fn web_fetch_is_guarded_and_returns_text() {
     let work = temp_dir("fetch");
     let url = format!("http://127.0.0.1:{}/page", addr.port());
     // Loopback is refused by the outbound guard by default.
-    let b = Builtins::start(config(&work, &["web_fetch"])).await.unwrap();
+    let b = Builtins::start(config(&work, &["web_fetch"]))
+        .await
+        .unwrap();
     let r = call(&b, "web_fetch", json!({"url": url})).await;
     assert!(r.is_error && text(&r).contains("loopback"), "{}", text(&r));
     // Allowed by the operator: the page comes back as text.
@@ -220,8 +305,17 @@ async fn web_fetch_is_guarded_and_returns_text() {
     let b = Builtins::start(c.clone()).await.unwrap();
     let r = call(&b, "web_fetch", json!({"url": url})).await;
     assert!(!r.is_error, "{}", text(&r));
-    assert!(text(&r).contains("Title") && text(&r).contains("Hello") && !text(&r).contains("<p>"), "{}", text(&r));
-    let big = call(&b, "web_fetch", json!({"url": format!("http://127.0.0.1:{}/big", addr.port())})).await;
+    assert!(
+        text(&r).contains("Title") && text(&r).contains("Hello") && !text(&r).contains("<p>"),
+        "{}",
+        text(&r)
+    );
+    let big = call(
+        &b,
+        "web_fetch",
+        json!({"url": format!("http://127.0.0.1:{}/big", addr.port())}),
+    )
+    .await;
     assert!(text(&big).contains("[truncated"), "{}", text(&big));
     // A domain allowlist that does not name the host refuses it.
     c.web_fetch.allow_domains = Some(vec!["example.com".to_owned()]);
@@ -235,21 +329,47 @@ async fn web_fetch_is_guarded_and_returns_text() {
 #[tokio::test]
 async fn the_hub_serves_only_enabled_builtins_under_the_reserved_label() {
     let work = temp_dir("hub");
-    let b = Arc::new(Builtins::start(config(&work, &["read_file", "shell"])).await.unwrap());
+    let b = Arc::new(
+        Builtins::start(config(&work, &["read_file", "shell"]))
+            .await
+            .unwrap(),
+    );
     let hub = WithBuiltins::new(b, None);
-    let server = McpServerRef { label: "windlass".to_owned(), url: None, headers: vec![] };
+    let server = McpServerRef {
+        label: "windlass".to_owned(),
+        url: None,
+        headers: vec![],
+    };
     hub.check(&server).await.unwrap();
-    let tools = hub.list_tools(&server, &CancellationToken::new()).await.unwrap();
+    let tools = hub
+        .list_tools(&server, &CancellationToken::new())
+        .await
+        .unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["read_file", "shell"]);
     assert_eq!(tools[0].annotations.as_ref().unwrap()["readOnlyHint"], true);
-    assert_eq!(tools[1].annotations.as_ref().unwrap()["readOnlyHint"], false);
-    let r = hub.call_tool(&server, "write_file", "{}", &CancellationToken::new()).await;
-    assert!(r.is_err(), "a tool the operator did not enable must not run");
+    assert_eq!(
+        tools[1].annotations.as_ref().unwrap()["readOnlyHint"],
+        false
+    );
+    let r = hub
+        .call_tool(&server, "write_file", "{}", &CancellationToken::new())
+        .await;
+    assert!(
+        r.is_err(),
+        "a tool the operator did not enable must not run"
+    );
     // A request may not put its own server under the reserved label.
-    let fake = McpServerRef { url: Some("https://example.com/mcp".to_owned()), ..server };
+    let fake = McpServerRef {
+        url: Some("https://example.com/mcp".to_owned()),
+        ..server
+    };
     assert!(hub.check(&fake).await.is_err());
-    let other = McpServerRef { label: "calc".to_owned(), url: None, headers: vec![] };
+    let other = McpServerRef {
+        label: "calc".to_owned(),
+        url: None,
+        headers: vec![],
+    };
     assert!(hub.check(&other).await.is_err());
     // Nor may the operator configure one.
     let cfg: windlass_tools::McpConfig =

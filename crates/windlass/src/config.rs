@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use windlass_engine::{ClientToolsStatus, EngineConfig};
+use windlass_governance::GovernanceConfig;
 use windlass_providers::ChatProviderConfig;
 use windlass_server::ServerConfig;
-use windlass_governance::GovernanceConfig;
 use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::McpConfig;
 

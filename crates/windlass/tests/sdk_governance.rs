@@ -40,10 +40,9 @@ async fn the_governance_gate_runs_before_the_hooks() {
     up.push(Reply::tool_call("add", r#"{"a": 3, "b": 4}"#));
     up.push(Reply::tool_call("sub", r#"{"a": 5, "b": 6}"#));
     up.push(Reply::text("done"));
-    let config: GovernanceConfig = toml::from_str(
-        "tools = [\"add\"]\ntool_rate_limit = { per_minute = 1, burst = 1 }\n",
-    )
-    .unwrap();
+    let config: GovernanceConfig =
+        toml::from_str("tools = [\"add\"]\ntool_rate_limit = { per_minute = 1, burst = 1 }\n")
+            .unwrap();
     let ran = Arc::new(Mutex::new(Vec::new()));
     let hooked = Arc::new(Mutex::new(Vec::new()));
     let seen = hooked.clone();
@@ -65,8 +64,20 @@ async fn the_governance_gate_runs_before_the_hooks() {
     client.query("add things").await.unwrap();
     let _: Vec<_> = client.receive().collect().await;
     assert_eq!(*ran.lock().unwrap(), ["add"], "only the first add runs");
-    assert_eq!(*hooked.lock().unwrap(), ["add"], "refused calls never reach the hooks");
+    assert_eq!(
+        *hooked.lock().unwrap(),
+        ["add"],
+        "refused calls never reach the hooks"
+    );
     assert_eq!(tool_messages(&up, 1), ["3"]);
-    assert!(tool_messages(&up, 2)[1].contains("rate limit"), "{:?}", tool_messages(&up, 2));
-    assert!(tool_messages(&up, 3)[2].contains("may not use"), "{:?}", tool_messages(&up, 3));
+    assert!(
+        tool_messages(&up, 2)[1].contains("rate limit"),
+        "{:?}",
+        tool_messages(&up, 2)
+    );
+    assert!(
+        tool_messages(&up, 3)[2].contains("may not use"),
+        "{:?}",
+        tool_messages(&up, 3)
+    );
 }

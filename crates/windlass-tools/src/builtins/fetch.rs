@@ -115,7 +115,10 @@ impl Fetch {
     }
 }
 
-async fn read_capped(mut response: reqwest013::Response, cap: usize) -> Result<(Vec<u8>, bool), String> {
+async fn read_capped(
+    mut response: reqwest013::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), String> {
     let mut body = Vec::new();
     while let Some(chunk) = response
         .chunk()

@@ -28,7 +28,11 @@ impl Roots {
         if p.components().any(|c| c == Component::ParentDir) {
             return Err(format!("path '{path}' contains '..', which is not allowed"));
         }
-        let full = if p.is_absolute() { p.to_path_buf() } else { self.base.join(p) };
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base.join(p)
+        };
         if exists {
             let real = full
                 .canonicalize()
@@ -71,7 +75,13 @@ impl Roots {
     /// directory when inside it.
     pub fn show(&self, real: &Path) -> String {
         real.strip_prefix(&self.base)
-            .map(|p| if p.as_os_str().is_empty() { ".".into() } else { p.display().to_string() })
+            .map(|p| {
+                if p.as_os_str().is_empty() {
+                    ".".into()
+                } else {
+                    p.display().to_string()
+                }
+            })
             .unwrap_or_else(|_| real.display().to_string())
     }
 }
@@ -210,7 +220,10 @@ pub async fn list_dir(roots: &Roots, arguments: &str) -> Result<String, String> 
     names.truncate(MAX_ENTRIES);
     let mut out = names.join("\n");
     if total > MAX_ENTRIES {
-        out.push_str(&format!("\n[{} more entries not shown]", total - MAX_ENTRIES));
+        out.push_str(&format!(
+            "\n[{} more entries not shown]",
+            total - MAX_ENTRIES
+        ));
     }
     if total == 0 {
         out = "(empty directory)".to_owned();

@@ -51,15 +51,17 @@ impl WithBuiltins {
                 .and_then(|a| a.get("readOnlyHint"))
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            let entry = hints.entry((label.to_owned(), t.name.clone())).or_insert(ro);
+            let entry = hints
+                .entry((label.to_owned(), t.name.clone()))
+                .or_insert(ro);
             *entry = *entry && ro;
         }
     }
 
     fn inner(&self, label: &str) -> Result<&Arc<dyn McpHub>, McpError> {
-        self.inner
-            .as_ref()
-            .ok_or_else(|| McpError::Refused(format!("no MCP server labelled '{label}' is configured")))
+        self.inner.as_ref().ok_or_else(|| {
+            McpError::Refused(format!("no MCP server labelled '{label}' is configured"))
+        })
     }
 
     fn is_builtin(server: &McpServerRef) -> bool {
@@ -94,7 +96,10 @@ impl McpHub for WithBuiltins {
         if Self::is_builtin(server) {
             return Ok(self.builtins.tools());
         }
-        let tools = self.inner(&server.label)?.list_tools(server, cancel).await?;
+        let tools = self
+            .inner(&server.label)?
+            .list_tools(server, cancel)
+            .await?;
         self.remember(&server.label, &tools);
         Ok(tools)
     }

@@ -154,7 +154,9 @@ impl Builtins {
         cancel: &CancellationToken,
     ) -> Result<ToolResult, String> {
         if !self.enabled.iter().any(|n| n == tool) {
-            return Err(format!("built-in tool '{tool}' is not enabled on this gateway"));
+            return Err(format!(
+                "built-in tool '{tool}' is not enabled on this gateway"
+            ));
         }
         let outcome = match (tool, &self.roots) {
             ("shell", _) => match &self.shell {
@@ -171,11 +173,15 @@ impl Builtins {
                 Some(f) => f.run(arguments, cancel).await.map(ToolResult::ok),
                 None => Err("web_fetch is not available".to_owned()),
             },
-            ("read_file", Some(r)) => files::read_file(r, self.max_read, arguments).await.map(ToolResult::ok),
+            ("read_file", Some(r)) => files::read_file(r, self.max_read, arguments)
+                .await
+                .map(ToolResult::ok),
             ("write_file", Some(r)) => files::write_file(r, arguments).await.map(ToolResult::ok),
             ("edit_file", Some(r)) => files::edit_file(r, arguments).await.map(ToolResult::ok),
             ("list_dir", Some(r)) => files::list_dir(r, arguments).await.map(ToolResult::ok),
-            _ => Err(format!("built-in tool '{tool}' has no directories configured")),
+            _ => Err(format!(
+                "built-in tool '{tool}' has no directories configured"
+            )),
         };
         Ok(outcome.unwrap_or_else(|e| ToolResult::error(format!("Error: {e}"))))
     }

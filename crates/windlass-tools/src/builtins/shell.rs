@@ -18,7 +18,9 @@ use super::config::{SandboxKind, ShellConfig};
 
 const SEARCH_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /// System directories visible (read-only) inside the sandbox.
-const SYSTEM_DIRS: [&str; 8] = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+const SYSTEM_DIRS: [&str; 8] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+];
 
 /// The shell tool, with its sandbox state decided at start.
 #[derive(Debug, Clone)]
@@ -77,10 +79,15 @@ impl Shell {
             return Err("the sandbox (bubblewrap, `bwrap`) is not installed; install it, or set [builtins.shell] sandbox = \"none\" to run commands without isolation".to_owned());
         }
         if !self.prlimit {
-            return Err("`prlimit` (util-linux) is not installed; the sandbox needs it for resource limits".to_owned());
+            return Err(
+                "`prlimit` (util-linux) is not installed; the sandbox needs it for resource limits"
+                    .to_owned(),
+            );
         }
         let mut cmd = self.command("true");
-        cmd.stdout(Stdio::null()).stderr(Stdio::piped()).stdin(Stdio::null());
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null());
         let out = tokio::time::timeout(Duration::from_secs(10), cmd.output())
             .await
             .map_err(|_| "the sandbox did not start within 10 s".to_owned())?
@@ -110,7 +117,13 @@ impl Shell {
         let mut cmd = match self.config.sandbox {
             SandboxKind::Bwrap => {
                 let mut c = tokio::process::Command::new("bwrap");
-                c.args(["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]);
+                c.args([
+                    "--die-with-parent",
+                    "--new-session",
+                    "--unshare-pid",
+                    "--unshare-ipc",
+                    "--unshare-uts",
+                ]);
                 if !self.config.network {
                     c.arg("--unshare-net");
                 }
@@ -123,8 +136,18 @@ impl Shell {
                 }
                 c.args(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
                 c.args(["--bind", &work, &work, "--chdir", &work]);
-                c.args(["--clearenv", "--setenv", "PATH", SEARCH_PATH, "--setenv", "HOME", &work]);
-                c.args(["--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8", "--"]);
+                c.args([
+                    "--clearenv",
+                    "--setenv",
+                    "PATH",
+                    SEARCH_PATH,
+                    "--setenv",
+                    "HOME",
+                    &work,
+                ]);
+                c.args([
+                    "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8", "--",
+                ]);
                 c.arg("prlimit").args(self.limits());
                 c
             }
@@ -138,12 +161,18 @@ impl Shell {
         if cmd.as_std().get_program() != "/bin/sh" {
             cmd.arg("/bin/sh");
         }
-        cmd.args(["-c", line]).current_dir(&self.work_dir).kill_on_drop(true);
+        cmd.args(["-c", line])
+            .current_dir(&self.work_dir)
+            .kill_on_drop(true);
         cmd
     }
 
     /// Runs one call. Ok: the text for the model and whether it failed.
-    pub async fn run(&self, arguments: &str, cancel: &CancellationToken) -> Result<(String, bool), String> {
+    pub async fn run(
+        &self,
+        arguments: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(String, bool), String> {
         if let Err(e) = &self.ready {
             return Err(e.clone());
         }
@@ -157,8 +186,12 @@ impl Shell {
             .map_or(self.config.timeout_ms, |t| t.min(self.config.timeout_ms));
         let cap = self.config.max_output_bytes;
         let mut cmd = self.command(&args.command);
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start the command: {e}"))?;
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start the command: {e}"))?;
         let out = tokio::spawn(read_capped(child.stdout.take(), cap));
         let err = tokio::spawn(read_capped(child.stderr.take(), cap));
         let status = tokio::select! {
@@ -175,21 +208,40 @@ impl Shell {
         // Everything in the sandbox dies with it; without one, a leftover
         // background process could hold the pipes, so do not wait long.
         let grace = Duration::from_secs(2);
-        let (stdout, stdout_more) = tokio::time::timeout(grace, out).await.ok().and_then(Result::ok).unwrap_or_default();
-        let (stderr, stderr_more) = tokio::time::timeout(grace, err).await.ok().and_then(Result::ok).unwrap_or_default();
+        let (stdout, stdout_more) = tokio::time::timeout(grace, out)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let (stderr, stderr_more) = tokio::time::timeout(grace, err)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
 
         let (head, failed) = match status {
-            None => (format!("timed out after {limit_ms} ms; the command was killed"), true),
+            None => (
+                format!("timed out after {limit_ms} ms; the command was killed"),
+                true,
+            ),
             Some(s) => describe(s),
         };
         let mut text = head;
-        for (name, body, more) in [("stdout", stdout, stdout_more), ("stderr", stderr, stderr_more)] {
+        for (name, body, more) in [
+            ("stdout", stdout, stdout_more),
+            ("stderr", stderr, stderr_more),
+        ] {
             if body.is_empty() && more == 0 {
                 continue;
             }
-            text.push_str(&format!("\n--- {name} ---\n{}", String::from_utf8_lossy(&body)));
+            text.push_str(&format!(
+                "\n--- {name} ---\n{}",
+                String::from_utf8_lossy(&body)
+            ));
             if more > 0 {
-                text.push_str(&format!("\n[{name} truncated: {more} more bytes not shown (limit {cap} bytes)]"));
+                text.push_str(&format!(
+                    "\n[{name} truncated: {more} more bytes not shown (limit {cap} bytes)]"
+                ));
             }
         }
         Ok((text, failed))
@@ -214,9 +266,12 @@ fn bind_system(cmd: &mut tokio::process::Command, dir: &Path) {
 fn describe(status: std::process::ExitStatus) -> (String, bool) {
     use std::os::unix::process::ExitStatusExt;
     // bubblewrap and sh report a child killed by signal N as 128 + N.
-    let signal = status
-        .signal()
-        .or_else(|| status.code().filter(|c| (129..160).contains(c)).map(|c| c - 128));
+    let signal = status.signal().or_else(|| {
+        status
+            .code()
+            .filter(|c| (129..160).contains(c))
+            .map(|c| c - 128)
+    });
     let code = status.code().map_or("none".to_owned(), |c| c.to_string());
     match signal {
         Some(sig) => {
