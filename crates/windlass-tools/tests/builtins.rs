@@ -101,6 +101,7 @@ async fn escapes_are_refused() {
     std::fs::write(outside.join("secret.txt"), "secret").unwrap();
     std::os::unix::fs::symlink(outside.join("secret.txt"), work.join("link.txt")).unwrap();
     std::os::unix::fs::symlink(&outside, work.join("linkdir")).unwrap();
+    std::os::unix::fs::symlink(outside.join("planted.txt"), work.join("dangling.txt")).unwrap();
     let b = Builtins::start(config(&work, &FILE_TOOLS)).await.unwrap();
     let secret = outside.join("secret.txt").display().to_string();
     let attempts = [
@@ -126,6 +127,7 @@ async fn escapes_are_refused() {
         ),
         ("list_dir", json!({"path": "linkdir"})),
         ("list_dir", json!({"path": "/"})),
+        ("write_file", json!({"path": "dangling.txt", "content": "x"})),
     ];
     for (tool, args) in attempts {
         let r = call(&b, tool, args.clone()).await;
@@ -137,6 +139,7 @@ async fn escapes_are_refused() {
         "secret"
     );
     assert!(!outside.join("new.txt").exists());
+    assert!(!outside.join("planted.txt").exists(), "a dangling symlink led outside");
     // A second root is usable by absolute path.
     let mut c = config(&work, &FILE_TOOLS);
     c.roots = vec![outside.clone()];

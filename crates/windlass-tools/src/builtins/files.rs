@@ -44,6 +44,11 @@ impl Roots {
         let mut existing = full.as_path();
         let mut rest = Vec::new();
         while !existing.exists() {
+            if existing.symlink_metadata().is_ok() {
+                // A symlink whose target is missing: writing through it
+                // would create the target, wherever it points.
+                return Err(format!("path '{path}' is a symlink to a missing target"));
+            }
             let Some(parent) = existing.parent() else {
                 return Err(format!("path '{path}' has no existing parent"));
             };
@@ -84,6 +89,34 @@ impl Roots {
             })
             .unwrap_or_else(|_| real.display().to_string())
     }
+}
+
+/// The checked path is opened without following a symlink in its last
+/// component, so one swapped in after the check (by a concurrent `shell`
+/// call) fails instead of leading outside.
+async fn read_nofollow(path: &Path) -> std::io::Result<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut file = tokio::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .await?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).await?;
+    Ok(bytes)
+}
+
+async fn write_nofollow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt;
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .await?;
+    file.write_all(bytes).await?;
+    file.flush().await
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(arguments: &str) -> Result<T, String> {
@@ -127,7 +160,7 @@ pub async fn read_file(roots: &Roots, max_bytes: u64, arguments: &str) -> Result
     if !meta.is_file() {
         return Err(format!("'{}' is not a regular file", args.path));
     }
-    let bytes = tokio::fs::read(&real)
+    let bytes = read_nofollow(&real)
         .await
         .map_err(|e| format!("cannot read '{}': {e}", args.path))?;
     let cut = bytes.len() as u64 > max_bytes;
@@ -153,7 +186,7 @@ pub async fn write_file(roots: &Roots, arguments: &str) -> Result<String, String
             .await
             .map_err(|e| format!("cannot create the directories of '{}': {e}", args.path))?;
     }
-    tokio::fs::write(&real, args.content.as_bytes())
+    write_nofollow(&real, args.content.as_bytes())
         .await
         .map_err(|e| format!("cannot write '{}': {e}", args.path))?;
     Ok(format!(
@@ -170,9 +203,10 @@ pub async fn edit_file(roots: &Roots, arguments: &str) -> Result<String, String>
         return Err("old_string is empty; give the exact text to replace".to_owned());
     }
     let real = roots.resolve(&args.path, true)?;
-    let text = tokio::fs::read_to_string(&real)
+    let bytes = read_nofollow(&real)
         .await
         .map_err(|e| format!("cannot read '{}': {e}", args.path))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("'{}' is not UTF-8 text", args.path))?;
     match text.matches(&args.old_string).count() {
         1 => {}
         0 => return Err(format!("old_string was not found in '{}'", args.path)),
@@ -184,7 +218,7 @@ pub async fn edit_file(roots: &Roots, arguments: &str) -> Result<String, String>
         }
     }
     let edited = text.replacen(&args.old_string, &args.new_string, 1);
-    tokio::fs::write(&real, edited.as_bytes())
+    write_nofollow(&real, edited.as_bytes())
         .await
         .map_err(|e| format!("cannot write '{}': {e}", args.path))?;
     Ok(format!("replaced 1 occurrence in {}", roots.show(&real)))
