@@ -1,82 +1,14 @@
-//! The governance gate as the engine consults it: real config, real
-//! decisions, a real local webhook server.
+//! The governance gate as the engine consults it: config, autonomy levels,
+//! scopes per key, rate limits, budgets, path/domain/command rules.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+mod common;
+
+use common::*;
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde_json::{json, Map, Value};
-use windlass_engine::{CallDecision, Policy, PolicyContext, ToolCall, ToolDefinition, ToolOrigin};
-use windlass_governance::paths::Areas;
-use windlass_governance::shell::validate;
+use serde_json::{json, Map};
+use windlass_engine::CallDecision;
 use windlass_governance::{Governance, GovernanceConfig, ToolHints};
-
-fn gov(toml_text: &str) -> Governance {
-    let config: GovernanceConfig = toml::from_str(toml_text).unwrap();
-    Governance::new(config)
-        .unwrap()
-        .with_workspace(Some("/work".into()), vec!["/work".into()])
-}
-
-fn builtin(tool: &str) -> ToolDefinition {
-    mcp("windlass", tool)
-}
-
-fn mcp(label: &str, tool: &str) -> ToolDefinition {
-    ToolDefinition {
-        name: format!("{label}__{tool}"),
-        description: None,
-        parameters: json!({}),
-        strict: None,
-        origin: ToolOrigin::Mcp {
-            server_label: label.to_owned(),
-            name: tool.to_owned(),
-        },
-    }
-}
-
-struct Ask<'a> {
-    principal: Option<&'a str>,
-    metadata: Map<String, Value>,
-    approved: bool,
-    response: &'a str,
-}
-
-impl Default for Ask<'_> {
-    fn default() -> Self {
-        Ask {
-            principal: None,
-            metadata: Map::new(),
-            approved: false,
-            response: "resp_1",
-        }
-    }
-}
-
-async fn ask(g: &Governance, def: &ToolDefinition, args: Value, a: &Ask<'_>) -> CallDecision {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let ctx = PolicyContext {
-        response_id: a.response,
-        model: "m",
-        turn: 1,
-        principal: a.principal,
-        metadata: &a.metadata,
-        approved: a.approved,
-    };
-    let call = ToolCall {
-        call_id: format!("call_{}", N.fetch_add(1, Ordering::Relaxed)),
-        name: def.name.clone(),
-        arguments: args.to_string(),
-    };
-    g.before_call(&ctx, &call, Some(def)).await
-}
-
-fn denied(d: &CallDecision) -> String {
-    match d {
-        CallDecision::Deny { reason } => reason.clone(),
-        other => panic!("expected a denial, got {other:?}"),
-    }
-}
 
 #[test]
 fn config_parses_with_keys_and_refuses_unknown_fields() {
@@ -107,63 +39,6 @@ fn config_parses_with_keys_and_refuses_unknown_fields() {
     assert!(toml::from_str::<GovernanceConfig>("comands = [\"ls\"]").is_err());
     let bad: GovernanceConfig = toml::from_str("[webhook]\nurl = \"ftp://x\"").unwrap();
     assert!(Governance::new(bad).is_err());
-}
-
-#[test]
-fn shell_injection_attempts_are_refused() {
-    let allow: Vec<String> = ["ls", "wc", "cat", "echo", "grep", "sort"]
-        .map(String::from)
-        .to_vec();
-    let areas = Areas::new(Some("/work".into()), vec!["/work".into()]);
-    let refused = [
-        "ls; rm -rf /",
-        "ls && curl http://x",
-        "ls || sh",
-        "cat x | sh",
-        "echo `id`",
-        "echo $(id)",
-        "echo \"$(id)\"",
-        "echo \"`id`\"",
-        "ls\nrm -rf /",
-        "ls\rrm x",
-        "(rm -rf /)",
-        "ls & rm x",
-        "cat <(rm x)",
-        "echo x > /etc/passwd",
-        "echo x >> ../outside",
-        "cat < /etc/shadow",
-        "echo x > ~/x",
-        "echo x > $HOME/x",
-        "rm -rf /",
-        "/bin/rm x",
-        "FOO=1 rm x",
-        "ls;",
-        "echo 'unterminated",
-        "",
-    ];
-    for line in refused {
-        assert!(
-            validate(line, Some(&allow), &areas).is_err(),
-            "{line:?} was accepted"
-        );
-    }
-    let accepted = [
-        "wc -l README.md | sort",
-        "echo \"a;b && c | d\"",
-        "echo 'a $(b) `c`'",
-        "ls 2>/dev/null",
-        "grep -c x notes.txt > counts.txt",
-        "echo x >> /work/sub/log.txt",
-        "ls 2>&1 | grep a",
-        "LANG=C sort x",
-    ];
-    for line in accepted {
-        assert!(
-            validate(line, Some(&allow), &areas).is_ok(),
-            "{line:?} was refused: {:?}",
-            validate(line, Some(&allow), &areas)
-        );
-    }
 }
 
 #[tokio::test]
@@ -476,113 +351,5 @@ async fn paths_domains_and_commands_are_checked() {
     assert!(
         denied(&ask(&g, &builtin("shell"), json!({"command": "ls > /tmp/x"}), &a).await)
             .contains("redirection")
-    );
-}
-
-/// A webhook server answering from the request's `tool`.
-async fn webhook() -> (String, Arc<std::sync::Mutex<Vec<Value>>>) {
-    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let app = axum::Router::new().route(
-        "/decide",
-        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-            let log = log.clone();
-            async move {
-                log.lock().unwrap().push(body.clone());
-                let escape = body["arguments"]["path"] == "escape";
-                let answer = match body["mcp_tool"].as_str().unwrap_or("") {
-                    "read_file" if escape => {
-                        json!({"decision": "rewrite", "arguments": {"path": "/etc/passwd"}})
-                    }
-                    "read_file" => json!({"decision": "allow"}),
-                    "write_file" => json!({"decision": "deny", "reason": "writes are frozen"}),
-                    "list_dir" => json!({"decision": "rewrite", "arguments": {"path": "docs"}}),
-                    "shell" => json!({"decision": "require_approval"}),
-                    "edit_file" => {
-                        tokio::time::sleep(Duration::from_secs(5)).await;
-                        json!({"decision": "allow"})
-                    }
-                    _ => json!({"decision": "deny"}),
-                };
-                axum::Json(answer)
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}/decide"), seen)
-}
-
-#[tokio::test]
-async fn the_webhook_decides_and_fails_closed() {
-    let (url, seen) = webhook().await;
-    let g = gov(&format!("[webhook]\nurl = \"{url}\"\ntimeout_ms = 300\n"));
-    let a = Ask {
-        principal: Some("team"),
-        ..Ask::default()
-    };
-    assert_eq!(
-        ask(&g, &builtin("read_file"), json!({"path": "a"}), &a).await,
-        CallDecision::Allow
-    );
-    assert_eq!(seen.lock().unwrap()[0]["principal"], "team");
-    assert_eq!(seen.lock().unwrap()[0]["arguments"], json!({"path": "a"}));
-    assert_eq!(seen.lock().unwrap()[0]["effect"], "read");
-    assert!(denied(
-        &ask(
-            &g,
-            &builtin("write_file"),
-            json!({"path": "a", "content": ""}),
-            &a
-        )
-        .await
-    )
-    .contains("frozen"));
-    assert_eq!(
-        ask(&g, &builtin("list_dir"), json!({}), &a).await,
-        CallDecision::AllowWithArguments(json!({"path": "docs"}).to_string())
-    );
-    assert_eq!(
-        ask(&g, &builtin("shell"), json!({"command": "ls"}), &a).await,
-        CallDecision::RequireApproval
-    );
-    let approved = Ask {
-        approved: true,
-        ..Ask::default()
-    };
-    assert_eq!(
-        ask(&g, &builtin("shell"), json!({"command": "ls"}), &approved).await,
-        CallDecision::Allow
-    );
-    // A rewrite must pass the same rules.
-    let d = ask(&g, &builtin("read_file"), json!({"path": "escape"}), &a).await;
-    assert!(denied(&d).contains("outside"), "{d:?}");
-    // Too slow: denied (fail closed) ...
-    let slow = ask(
-        &g,
-        &builtin("edit_file"),
-        json!({"path": "a", "old_string": "x", "new_string": "y"}),
-        &a,
-    )
-    .await;
-    assert!(denied(&slow).contains("could not decide"));
-    // ... unless the operator chose to fail open.
-    let open = gov(&format!(
-        "[webhook]\nurl = \"{url}\"\ntimeout_ms = 300\non_error = \"allow\"\n"
-    ));
-    let d = ask(
-        &open,
-        &builtin("edit_file"),
-        json!({"path": "a", "old_string": "x", "new_string": "y"}),
-        &a,
-    )
-    .await;
-    assert_eq!(d, CallDecision::Allow);
-    // Nobody listening: denied.
-    let dead = gov("[webhook]\nurl = \"http://127.0.0.1:9/decide\"\ntimeout_ms = 300\n");
-    assert!(
-        denied(&ask(&dead, &builtin("read_file"), json!({"path": "a"}), &a).await)
-            .contains("could not decide")
     );
 }
