@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
-use windlass_engine::{CallDecision, Policy, PolicyContext, ToolCall, ToolDefinition};
+use windlass_engine::{CallDecision, Policy, PolicyContext, ToolCall, ToolDefinition, ToolResult};
 
 use crate::budget::{effective, Category, Ledger};
 use crate::classify::{classify, in_scope, Builtin, Effect, Target, ToolHints};
@@ -299,5 +299,24 @@ impl Policy for Governance {
             "governance decision"
         );
         decision
+    }
+
+    /// The audit line after a call (seed 004 `log_execution`).
+    async fn after_call(
+        &self,
+        ctx: &PolicyContext<'_>,
+        call: &ToolCall,
+        result: ToolResult,
+    ) -> ToolResult {
+        tracing::info!(
+            target: "windlass_governance",
+            response_id = ctx.response_id,
+            principal = ctx.principal.unwrap_or("-"),
+            tool = %call.name,
+            call_id = %call.call_id,
+            outcome = if result.is_error { "error" } else { "ok" },
+            "governance outcome"
+        );
+        result
     }
 }
