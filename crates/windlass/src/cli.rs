@@ -67,6 +67,11 @@ pub struct RunArgs {
     /// `LABEL=...` (repeatable). Its tools run without approval.
     #[arg(long = "mcp", value_name = "[LABEL=]URL|COMMAND")]
     pub mcp: Vec<String>,
+
+    /// TOML config file: its [builtins] are offered to the model (as the
+    /// MCP server `windlass`) and its [governance] gates every call.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

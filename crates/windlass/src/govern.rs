@@ -52,3 +52,22 @@ pub async fn govern(
         builtins,
     })
 }
+
+/// The built-ins and the gate of a config file's `[builtins]` and
+/// `[governance]`, for `windlass run` and `windlass mcp` (no principal, no
+/// operator MCP servers).
+pub async fn from_file(
+    path: &std::path::Path,
+) -> Result<(Arc<Builtins>, Arc<dyn Policy>), crate::serve::ServeError> {
+    let file = crate::config::load_file(path)?;
+    let builtins = Arc::new(
+        Builtins::start(file.builtins)
+            .await
+            .map_err(GovernError::from)?,
+    );
+    let (work_dir, roots) = builtins.workspace();
+    let gate = Governance::new(file.governance)
+        .map_err(GovernError::from)?
+        .with_workspace(work_dir, roots);
+    Ok((builtins, Arc::new(gate)))
+}

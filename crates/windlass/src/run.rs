@@ -81,6 +81,10 @@ async fn execute(args: RunArgs) -> Result<ExitCode, Box<dyn std::error::Error>> 
     for (i, spec) in args.mcp.iter().enumerate() {
         builder = builder.mcp_server(mcp_server(spec, i)?);
     }
+    if let Some(path) = &args.config {
+        let (builtins, policy) = crate::govern::from_file(path).await?;
+        builder = builder.builtins(builtins).policy(policy);
+    }
     let client = Client::new(builder.build()?);
     let started = Instant::now();
     client.query(prompt).await?;

@@ -282,9 +282,9 @@ impl Client {
             .iter()
             .map(|t| t.function_tool())
             .collect();
-        for server in a.mcp.iter().flat_map(|(servers, _)| servers) {
+        for label in a.mcp.iter().flat_map(|(labels, _)| labels) {
             tools.push(windlass_protocol::Tool::Mcp(McpTool {
-                server_label: server.label.clone(),
+                server_label: label.clone(),
                 server_url: None,
                 connector_id: None,
                 server_description: None,
