@@ -45,8 +45,18 @@ fn refuse(rule: &'static str, reason: impl Into<String>) -> Refusal {
 }
 
 impl Governance {
-    pub fn new(config: GovernanceConfig) -> Result<Governance, GovernanceConfigError> {
+    pub fn new(mut config: GovernanceConfig) -> Result<Governance, GovernanceConfigError> {
         config.validate()?;
+        // Paths are compared with the built-ins' canonical roots, so an
+        // allowlisted directory reached through a symlink is resolved once.
+        let tables = std::iter::once(&mut config.defaults).chain(config.keys.values_mut());
+        for rules in tables {
+            for p in rules.paths.iter_mut().flatten() {
+                if let Ok(real) = std::fs::canonicalize(&*p) {
+                    *p = real.to_string_lossy().into_owned();
+                }
+            }
+        }
         let webhook = config.webhook.clone().map(Webhook::new);
         Ok(Governance {
             config,
@@ -273,8 +283,10 @@ impl Policy for Governance {
         let (decision, rule, reason) = match self.decide(ctx, call, &target).await {
             Ok((d, rule)) => (d, rule, None),
             Err(r) => (
+                // The rule is named in the reason, so the model, the
+                // response's trace and the client all see which one fired.
                 CallDecision::Deny {
-                    reason: r.reason.clone(),
+                    reason: format!("{} (governance rule: {})", r.reason, r.rule),
                 },
                 r.rule,
                 Some(r.reason),

@@ -127,7 +127,10 @@ async fn escapes_are_refused() {
         ),
         ("list_dir", json!({"path": "linkdir"})),
         ("list_dir", json!({"path": "/"})),
-        ("write_file", json!({"path": "dangling.txt", "content": "x"})),
+        (
+            "write_file",
+            json!({"path": "dangling.txt", "content": "x"}),
+        ),
     ];
     for (tool, args) in attempts {
         let r = call(&b, tool, args.clone()).await;
@@ -139,7 +142,10 @@ async fn escapes_are_refused() {
         "secret"
     );
     assert!(!outside.join("new.txt").exists());
-    assert!(!outside.join("planted.txt").exists(), "a dangling symlink led outside");
+    assert!(
+        !outside.join("planted.txt").exists(),
+        "a dangling symlink led outside"
+    );
     // A second root is usable by absolute path.
     let mut c = config(&work, &FILE_TOOLS);
     c.roots = vec![outside.clone()];

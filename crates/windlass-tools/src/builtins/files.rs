@@ -206,7 +206,8 @@ pub async fn edit_file(roots: &Roots, arguments: &str) -> Result<String, String>
     let bytes = read_nofollow(&real)
         .await
         .map_err(|e| format!("cannot read '{}': {e}", args.path))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("'{}' is not UTF-8 text", args.path))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("'{}' is not UTF-8 text", args.path))?;
     match text.matches(&args.old_string).count() {
         1 => {}
         0 => return Err(format!("old_string was not found in '{}'", args.path)),
