@@ -117,3 +117,44 @@ def test_windlass_mcp_serves_the_builtins_over_stdio(setup):
                 assert blocked.is_error and "substitution" in blocked.content[0].text
 
     asyncio.run(session())
+
+
+def test_rules_follow_the_api_key(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    config = tmp_path / "windlass.toml"
+    config.write_text(
+        config_text(work)
+        + """
+[governance.keys.reader]
+autonomy = "read_only"
+
+[[server.keys]]
+name = "reader"
+key = "sk-reader"
+
+[[server.keys]]
+name = "writer"
+key = "sk-writer"
+"""
+    )
+    fake = Fake()
+    w = Windlass(fake.upstream, "--config", str(config))
+    try:
+        from openai import OpenAI
+
+        write = {"tool_calls": [{"name": "windlass__write_file", "arguments": '{"path":"x.txt","content":"x"}'}]}
+        for key, allowed in (("sk-reader", False), ("sk-writer", True)):
+            client = OpenAI(base_url=w.base + "/v1", api_key=key, max_retries=0)
+            fake.script(write, {"text": "ok"})
+            r = client.responses.create(model="m", input="write", tools=[BUILTINS])
+            assert r.status == "completed"
+            call = [i for i in r.output if i.type == "mcp_call"][0]
+            if allowed:
+                assert "wrote 1 bytes" in call.output, call
+            else:
+                assert "read-only" in str(call.error), call
+            assert (work / "x.txt").exists() == allowed
+    finally:
+        w.close()
+        fake.close()

@@ -66,6 +66,10 @@ impl RunFailure {
             ProviderError::Status { status: 429, .. } => {
                 (429, "rate_limit_error", "rate_limit_exceeded", None)
             }
+            // The operator's upstream key, not the client, is at fault.
+            ProviderError::Status {
+                status: 401 | 403, ..
+            } => (502, "server_error", "upstream_auth_failed", None),
             ProviderError::Status { status, .. } if (400..500).contains(status) => {
                 (400, "invalid_request_error", "upstream_rejected", None)
             }

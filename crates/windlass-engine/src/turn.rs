@@ -70,6 +70,7 @@ pub(crate) async fn run_turn(
             Some(Err(e)) => break Err(TurnError::Provider(e)),
             Some(Ok(ev)) => match ev {
                 ModelEvent::ReasoningDelta(d) => reasoning_delta(out, &mut open, d).await,
+                ModelEvent::ReasoningEncrypted(e) => reasoning_sealed(out, &mut open, e).await,
                 ModelEvent::TextDelta(d) => text_delta(out, &mut open, d, PartKind::Text).await,
                 ModelEvent::RefusalDelta(d) => {
                     text_delta(out, &mut open, d, PartKind::Refusal).await
@@ -132,38 +133,18 @@ pub(crate) async fn run_turn(
     (outcome, call_order)
 }
 
-async fn reasoning_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String) {
-    if open.message.is_some() {
-        close_message(out, open, ItemStatus::Completed).await;
+/// Keeps the upstream's sealed reasoning on the open (or a new, empty)
+/// reasoning item and closes it: the seal covers exactly what came before.
+async fn reasoning_sealed(out: &mut Emitter<'_>, open: &mut Open, sealed: String) {
+    let idx = open_reasoning(out, open).await;
+    if let Item::Reasoning(r) = out.item_mut(idx) {
+        r.encrypted_content = Some(sealed);
     }
-    let idx = match open.reasoning {
-        Some(i) => i,
-        None => {
-            let id = new_id(prefix::REASONING);
-            let item = Item::Reasoning(Reasoning {
-                id: Some(id.clone()),
-                summary: Vec::new(),
-                content: Some(Vec::new()),
-                encrypted_content: None,
-                status: Some(ItemStatus::InProgress),
-            });
-            let i = out.add_item(item).await;
-            if let Item::Reasoning(r) = out.item_mut(i) {
-                r.content = Some(vec![reasoning_part(String::new())]);
-            }
-            if out.on() {
-                out.emit(EventData::ContentPartAdded {
-                    item_id: id,
-                    output_index: i,
-                    content_index: 0,
-                    part: reasoning_part(String::new()),
-                })
-                .await;
-            }
-            open.reasoning = Some(i);
-            i
-        }
-    };
+    close_reasoning(out, open, ItemStatus::Completed).await;
+}
+
+async fn reasoning_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String) {
+    let idx = open_reasoning(out, open).await;
     if let Item::Reasoning(r) = out.item_mut(idx) {
         if let Some(ContentPart::ReasoningText(t)) = r.content.as_mut().and_then(|c| c.first_mut())
         {
@@ -180,6 +161,39 @@ async fn reasoning_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String) 
         })
         .await;
     }
+}
+
+/// The open reasoning item, opened (closing an open message) when none is.
+async fn open_reasoning(out: &mut Emitter<'_>, open: &mut Open) -> usize {
+    if let Some(i) = open.reasoning {
+        return i;
+    }
+    if open.message.is_some() {
+        close_message(out, open, ItemStatus::Completed).await;
+    }
+    let id = new_id(prefix::REASONING);
+    let item = Item::Reasoning(Reasoning {
+        id: Some(id.clone()),
+        summary: Vec::new(),
+        content: Some(Vec::new()),
+        encrypted_content: None,
+        status: Some(ItemStatus::InProgress),
+    });
+    let i = out.add_item(item).await;
+    if let Item::Reasoning(r) = out.item_mut(i) {
+        r.content = Some(vec![reasoning_part(String::new())]);
+    }
+    if out.on() {
+        out.emit(EventData::ContentPartAdded {
+            item_id: id,
+            output_index: i,
+            content_index: 0,
+            part: reasoning_part(String::new()),
+        })
+        .await;
+    }
+    open.reasoning = Some(i);
+    i
 }
 
 async fn text_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String, kind: PartKind) {

@@ -159,6 +159,8 @@ pub enum GovernanceConfigError {
     WebhookUrl(String),
     #[error("governance.webhook.timeout_ms must be at least 1")]
     WebhookTimeout,
+    #[error("governance.webhook: HTTP client setup failed: {0}")]
+    WebhookClient(String),
     #[error("{field}: {entry:?} is empty or not a valid entry")]
     Entry { field: String, entry: String },
 }

@@ -57,7 +57,10 @@ impl Governance {
                 }
             }
         }
-        let webhook = config.webhook.clone().map(Webhook::new);
+        let webhook = match config.webhook.clone() {
+            Some(w) => Some(Webhook::new(w).map_err(GovernanceConfigError::WebhookClient)?),
+            None => None,
+        };
         Ok(Governance {
             config,
             hints: None,

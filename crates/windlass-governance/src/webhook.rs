@@ -52,13 +52,16 @@ pub struct Webhook {
 }
 
 impl Webhook {
-    pub fn new(config: WebhookConfig) -> Webhook {
+    pub fn new(config: WebhookConfig) -> Result<Webhook, String> {
+        // reqwest is built without a default TLS provider; an error only
+        // means one is installed already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         // No redirects: the answer must come from the configured URL.
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .unwrap_or_default();
-        Webhook { client, config }
+            .map_err(|e| e.to_string())?;
+        Ok(Webhook { client, config })
     }
 
     /// Asks about one call. A failure yields `on_error`'s answer, with why.

@@ -128,7 +128,9 @@ pub struct StreamOptions {
     pub include_obfuscation: Option<bool>,
 }
 
+/// Unknown keys are refused (a typo would otherwise be silently ignored).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TextParam {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<TextFormat>,
@@ -173,7 +175,9 @@ pub enum Verbosity {
     High,
 }
 
+/// Unknown keys are refused, as in [`TextParam`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ReasoningParam {
     #[serde(default)]
     pub effort: Option<ReasoningEffort>,

@@ -1,5 +1,6 @@
 //! Configuration of one OpenAI-compatible upstream.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Which request field carries `max_output_tokens`.
@@ -13,6 +14,7 @@ pub enum MaxTokensField {
 }
 
 /// How to reach and talk to one chat completions upstream.
+/// The same settings serve every upstream kind (the name is historical).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatProviderConfig {
     /// The API root, e.g. `http://127.0.0.1:8081/v1` (a trailing slash is
@@ -35,6 +37,9 @@ pub struct ChatProviderConfig {
     /// Headers added to every request (e.g. an `OpenAI-Organization`).
     pub extra_headers: Vec<(String, String)>,
     pub max_tokens_field: MaxTokensField,
+    /// A PEM bundle of extra CA certificates trusted besides the platform's
+    /// store (a model server behind a private CA).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl ChatProviderConfig {
@@ -59,6 +64,7 @@ impl Default for ChatProviderConfig {
             max_retries: 2,
             extra_headers: Vec::new(),
             max_tokens_field: MaxTokensField::MaxTokens,
+            ca_file: None,
         }
     }
 }

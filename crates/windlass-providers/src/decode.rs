@@ -16,6 +16,7 @@ use serde_json::Value;
 use windlass_engine::{FinishReason, ModelEvent, ProviderError};
 use windlass_protocol::{InputTokensDetails, OutputTokensDetails, Usage};
 
+use crate::codec::EventDecoder;
 use crate::http_error::error_from_value;
 use crate::wire::{Chunk, Completion, Delta, Str, ToolCallChunk, UsageWire};
 
@@ -30,6 +31,9 @@ pub struct StreamDecoder {
     /// Tool calls seen so far, by upstream index, with the id and name
     /// already announced (some servers repeat them on every fragment).
     calls: Vec<CallSeen>,
+    /// Whether any chunk carried a choice: a stream of none is as empty as
+    /// a completion without choices, and fails the same way.
+    saw_choice: bool,
     done: bool,
 }
 
@@ -61,6 +65,12 @@ impl StreamDecoder {
             return Ok(());
         }
         if data.len() < 16 && data.trim() == "[DONE]" {
+            if !self.saw_choice {
+                self.done = true;
+                return Err(ProviderError::Protocol(
+                    "chat completion stream has no choices".into(),
+                ));
+            }
             self.flush(out);
             return Ok(());
         }
@@ -84,6 +94,7 @@ impl StreamDecoder {
             self.usage = Some(map_usage(*usage));
         }
         if let Some(choice) = chunk.choices {
+            self.saw_choice = true;
             if let Some(delta) = choice.delta {
                 self.delta(delta, out);
             }
@@ -192,6 +203,28 @@ impl StreamDecoder {
             }
             _ => last.index,
         }
+    }
+}
+
+impl EventDecoder for StreamDecoder {
+    fn data(&mut self, data: &str, out: &mut VecDeque<ModelEvent>) -> Result<(), ProviderError> {
+        StreamDecoder::data(self, data, out)
+    }
+
+    fn cut(
+        &mut self,
+        error: ProviderError,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ProviderError> {
+        StreamDecoder::cut(self, error, out)
+    }
+
+    fn is_done(&self) -> bool {
+        StreamDecoder::is_done(self)
+    }
+
+    fn end_of_body(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), ProviderError> {
+        StreamDecoder::end_of_body(self, out)
     }
 }
 

@@ -342,3 +342,16 @@ fn other_choices_are_ignored() {
         vec![text("yes"), finished(FinishReason::Stop)]
     );
 }
+
+/// Only `[DONE]` (or only usage, then `[DONE]`) is an empty completion:
+/// a protocol error, as a JSON completion without choices is.
+#[test]
+fn a_stream_without_choices_fails() {
+    for body in [DONE.to_owned(), [data(USAGE), DONE.into()].concat()] {
+        let events = run_str(&body);
+        assert!(
+            matches!(events.as_slice(), [Err(ProviderError::Protocol(_))]),
+            "{body}: {events:?}"
+        );
+    }
+}

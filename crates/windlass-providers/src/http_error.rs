@@ -13,6 +13,15 @@ const MAX_MESSAGE_CHARS: usize = 500;
 /// `error.message` (or the other shapes servers use) when the body is JSON,
 /// else the body text, truncated.
 pub(crate) fn status_error(status: u16, reason: Option<&str>, body: &[u8]) -> ProviderError {
+    // The upstream's text about a refused key can quote part of the key,
+    // and is about the operator's setup: never passed on.
+    if matches!(status, 401 | 403) {
+        return ProviderError::Status {
+            status,
+            message: "the upstream refused the gateway's credentials; the operator should check the upstream API key".to_owned(),
+            code: Some("upstream_auth_failed".to_owned()),
+        };
+    }
     if let Ok(value) = serde_json::from_slice::<Value>(body) {
         if let Some(err) = value.get("error") {
             return with_status(error_from_value(err, status), status);
@@ -180,6 +189,17 @@ mod tests {
         assert_eq!(message.chars().count(), MAX_MESSAGE_CHARS + 1);
         assert!(message.ends_with('…'));
         assert_eq!(code, None);
+    }
+
+    #[test]
+    fn upstream_auth_failures_never_carry_the_upstream_text() {
+        let body = br#"{"error":{"message":"Incorrect API key provided: sk-up***xyz","code":"invalid_api_key"}}"#;
+        for status in [401, 403] {
+            let (s, message, code) = parts(status_error(status, None, body));
+            assert_eq!(s, status);
+            assert!(!message.contains("sk-up"), "{message}");
+            assert_eq!(code.as_deref(), Some("upstream_auth_failed"));
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use futures::{Stream, StreamExt};
 use tokio::time::{Instant, Sleep};
 use windlass_engine::{ModelEvent, ProviderError, TimeoutPhase};
 
-use crate::decode::StreamDecoder;
+use crate::codec::EventDecoder;
 use crate::sse::{InvalidUtf8, SseParser};
 
 /// Body chunks, transport errors already mapped.
@@ -32,7 +32,7 @@ pub(crate) struct Pump {
     /// `None` once the body ended or the turn is over.
     body: Option<Body>,
     parser: SseParser,
-    decoder: StreamDecoder,
+    decoder: Box<dyn EventDecoder>,
     events: VecDeque<ModelEvent>,
     /// Delivered after the events decoded before it.
     failure: Option<ProviderError>,
@@ -46,12 +46,17 @@ pub(crate) struct Pump {
 impl Pump {
     /// `first` is the chunk already read while waiting for the first byte;
     /// `None` means the body was already over.
-    pub(crate) fn new(body: Body, first: Option<Bytes>, idle: Duration) -> Self {
+    pub(crate) fn new(
+        body: Body,
+        first: Option<Bytes>,
+        idle: Duration,
+        decoder: Box<dyn EventDecoder>,
+    ) -> Self {
         let now = Instant::now();
         let mut pump = Pump {
             body: Some(body),
             parser: SseParser::new(),
-            decoder: StreamDecoder::new(),
+            decoder,
             events: VecDeque::new(),
             failure: None,
             idle,
@@ -105,7 +110,7 @@ impl Pump {
         }
     }
 
-    /// Drops the body once the turn is over: data after `[DONE]` is not
+    /// Drops the body once the turn is over: data after the end event is not
     /// wanted, and hyper returns the connection to the pool by itself when
     /// the body's end was already received.
     fn release(&mut self) {
@@ -165,6 +170,12 @@ mod tests {
     use super::*;
     use windlass_engine::FinishReason;
 
+    use crate::decode::StreamDecoder;
+
+    fn chat() -> Box<dyn EventDecoder> {
+        Box::new(StreamDecoder::new())
+    }
+
     fn body(chunks: Vec<Result<&'static str, ProviderError>>, then_stall: bool) -> Body {
         let items = futures::stream::iter(
             chunks
@@ -192,6 +203,7 @@ mod tests {
             body(vec![], true),
             Some(Bytes::from_static(TEXT.as_bytes())),
             Duration::from_secs(3),
+            chat(),
         );
         let out = collect(pump).await;
         assert_eq!(
@@ -209,6 +221,7 @@ mod tests {
             body(vec![Ok(STOP)], true),
             Some(Bytes::from_static(TEXT.as_bytes())),
             Duration::from_secs(3),
+            chat(),
         );
         let out = collect(pump).await;
         assert_eq!(
@@ -227,6 +240,7 @@ mod tests {
             body(vec![Err(cut.clone())], false),
             Some(Bytes::from_static(TEXT.as_bytes())),
             Duration::from_secs(3),
+            chat(),
         );
         let out = collect(pump).await;
         assert_eq!(out, vec![Ok(ModelEvent::TextDelta("hi".into())), Err(cut)]);
@@ -234,7 +248,7 @@ mod tests {
 
     #[tokio::test]
     async fn empty_body_is_interrupted() {
-        let pump = Pump::new(body(vec![], false), None, Duration::from_secs(3));
+        let pump = Pump::new(body(vec![], false), None, Duration::from_secs(3), chat());
         let out = collect(pump).await;
         assert!(
             matches!(out.as_slice(), [Err(ProviderError::Interrupted(_))]),
@@ -249,6 +263,7 @@ mod tests {
             body(vec![Ok(STOP), Ok("data: [DONE]\n\n")], true),
             Some(Bytes::from_static(TEXT.as_bytes())),
             Duration::from_secs(3600),
+            chat(),
         );
         let started = Instant::now();
         let out = collect(pump).await;

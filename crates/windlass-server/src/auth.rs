@@ -1,32 +1,58 @@
-//! Optional bearer-token check, and the 404 for unknown routes.
+//! Bearer-token check, and the answers for unknown routes and methods.
+//!
+//! With keys configured every route needs one except `/health` and `/ready`,
+//! unknown routes included (a 401 before a 404, so the routes cannot be
+//! mapped without a key). The key's name, never the key, goes in the logs;
+//! the request carries an [`AuthedKey`] for handlers.
 
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::keys::AuthedKey;
 use crate::AppState;
 
-pub async fn require_key(State(app): State<AppState>, req: Request, next: Next) -> Response {
-    if app.config.api_keys.is_empty() {
-        return next.run(req).await;
+/// Paths served to anyone: probes carry no key.
+pub(crate) fn is_probe(path: &str) -> bool {
+    matches!(path, "/health" | "/ready")
+}
+
+pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    let ring = match &*app.keys {
+        // A key configuration that did not resolve fails closed.
+        Err(_) if !is_probe(req.uri().path()) => return unauthorized(),
+        Ok(ring) if !ring.is_empty() && !is_probe(req.uri().path()) => ring,
+        _ => return next.run(req).await,
+    };
+    match bearer(req.headers()).and_then(|token| ring.find(token)) {
+        Some(key) => {
+            tracing::debug!(key = %key.name, "authenticated");
+            req.extensions_mut().insert::<AuthedKey>(key);
+            next.run(req).await
+        }
+        None => unauthorized(),
     }
-    let given = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match given {
-        Some(key) if app.config.api_keys.iter().any(|k| k == key) => next.run(req).await,
-        _ => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "invalid_request_error",
-            "Incorrect or missing API key.",
-        )
-        .code("invalid_api_key")
-        .into_response(),
-    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header; the scheme is
+/// case-insensitive (RFC 9110) and surrounding spaces are not the token's.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once([' ', '\t'])?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+fn unauthorized() -> Response {
+    ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "invalid_request_error",
+        "Incorrect or missing API key.",
+    )
+    .code("invalid_api_key")
+    .into_response()
 }
 
 pub async fn not_found(req: Request) -> ApiError {
@@ -49,4 +75,28 @@ pub async fn method_not_allowed(req: Request) -> ApiError {
         ),
     )
     .code("method_not_allowed")
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn with(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        h
+    }
+
+    #[test]
+    fn the_scheme_is_case_insensitive_and_the_token_trimmed() {
+        assert_eq!(bearer(&with("Bearer k2")), Some("k2"));
+        assert_eq!(bearer(&with("bearer k2")), Some("k2"));
+        assert_eq!(bearer(&with("BEARER   k2 ")), Some("k2"));
+        assert_eq!(bearer(&with("Basic k2")), None);
+        assert_eq!(bearer(&with("k2")), None);
+        assert_eq!(bearer(&with("Bearer ")), None);
+        assert_eq!(bearer(&HeaderMap::new()), None);
+    }
 }

@@ -6,7 +6,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::NoEvents;
@@ -14,16 +14,21 @@ use windlass_protocol::CreateResponseRequest;
 
 use crate::error::ApiError;
 use crate::in_place::InPlace;
+use crate::keys::AuthedKey;
 use crate::sse::SseBody;
 use crate::AppState;
 
 pub async fn create_response(
     State(app): State<AppState>,
+    key: Option<Extension<AuthedKey>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let bytes = body.map_err(body_error)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
-    let prepared = app.engine.prepare(req).await?;
+    crate::consistency::previous_not_running(&app, &req)?;
+    let mut prepared = app.engine.prepare(req).await?;
+    // The key's name is who the policy (governance) sees as the caller.
+    prepared.set_principal(key.map(|Extension(k)| k.name));
     let cancel = CancellationToken::new();
     let registration = app.inflight.register(prepared.response(), cancel.clone());
     let engine = app.engine.clone();

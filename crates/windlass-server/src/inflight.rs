@@ -78,6 +78,10 @@ impl Inflight {
         map.get(id).map(|e| e.start.clone())
     }
 
+    pub fn contains(&self, id: &str) -> bool {
+        self.inner.lock().is_ok_and(|m| m.contains_key(id))
+    }
+
     /// Cancels a running response; returns a receiver for its final state.
     pub fn cancel(&self, id: &str) -> Option<watch::Receiver<Option<ResponseResource>>> {
         let map = self.inner.lock().ok()?;

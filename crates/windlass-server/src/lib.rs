@@ -1,10 +1,18 @@
 //! Windlass's HTTP surfaces: thin adapters that turn HTTP into engine calls.
 
+mod admission;
 mod auth;
+mod body;
+mod browser;
+pub mod config;
+mod consistency;
 mod create;
 pub mod error;
 mod in_place;
 pub mod inflight;
+pub mod keys;
+pub mod limits;
+mod listen;
 mod mcp;
 mod meta;
 mod resources;
@@ -14,34 +22,17 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
+use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
 use windlass_engine::Engine;
 
+pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
 pub use inflight::Inflight;
+pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
+pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
-
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Largest accepted request body (413 beyond).
-    pub max_body_bytes: usize,
-    /// Accepted bearer tokens; empty: no authentication.
-    pub api_keys: Vec<String>,
-    /// Bytes of framed events buffered per SSE stream before the engine
-    /// waits for the client to read.
-    pub sse_buffer_bytes: usize,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            max_body_bytes: 32 * 1024 * 1024,
-            api_keys: Vec::new(),
-            sse_buffer_bytes: 64 * 1024,
-        }
-    }
-}
 
 #[derive(Clone)]
 pub struct AppState {
@@ -50,6 +41,11 @@ pub struct AppState {
     pub config: Arc<ServerConfig>,
     /// Configured MCP servers, for `GET /v1/mcp/servers`.
     pub mcp: Option<Arc<dyn McpDirectory>>,
+    /// The accepted keys; a configuration that does not resolve refuses
+    /// every request but the probes (the binary refuses to start instead).
+    pub keys: Arc<Result<KeyRing, KeyError>>,
+    /// Listening on loopback only: `Host` must be a loopback name.
+    pub loopback: bool,
 }
 
 impl AppState {
@@ -57,8 +53,10 @@ impl AppState {
         AppState {
             engine,
             inflight: Inflight::default(),
+            keys: Arc::new(config.key_ring()),
             config: Arc::new(config),
             mcp: None,
+            loopback: false,
         }
     }
 
@@ -79,17 +77,19 @@ pub fn router(state: AppState) -> Router {
         .route("/responses/{id}/cancel", post(resources::cancel_response))
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))
-        .method_not_allowed_fallback(auth::method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_key,
-        ));
+        .method_not_allowed_fallback(auth::method_not_allowed);
+    // Layers run bottom-up: the host check first, the body last.
     Router::new()
         .nest("/v1", api)
         .route("/health", get(meta::health))
         .route("/ready", get(meta::ready))
         .fallback(auth::not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(from_fn_with_state(state.clone(), body::read_body))
+        .layer(from_fn_with_state(state.clone(), admission::admit))
+        .layer(from_fn_with_state(state.clone(), auth::require_key))
+        .layer(from_fn_with_state(state.clone(), browser::cors))
+        .layer(from_fn_with_state(state.clone(), browser::check_host))
         .with_state(state)
 }
 
@@ -97,24 +97,17 @@ pub fn router(state: AppState) -> Router {
 /// (each ends `cancelled`, stored) and drains connections.
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    state: AppState,
+    mut state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
+    state.loopback = listener.local_addr()?.ip().is_loopback();
     let inflight = state.inflight.clone();
+    let limits = state.config.connections.clone();
     let app = router(state);
-    // Small SSE frames must leave at once: without TCP_NODELAY, Nagle holds
-    // the first event until the client's delayed ACK (~40 ms, BENCHMARKS.md).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            let n = inflight.cancel_all();
-            tracing::info!(cancelled = n, "shutting down");
-        })
-        .await
+    listen::accept_loop(listener, app, limits, shutdown, move || {
+        let n = inflight.cancel_all();
+        tracing::info!(cancelled = n, "shutting down");
+    })
+    .await;
+    Ok(())
 }

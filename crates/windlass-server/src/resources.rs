@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::Json;
 use serde::Deserialize;
 use windlass_engine::{PageRequest, SortOrder};
@@ -11,9 +13,36 @@ use windlass_protocol::{DeletedResponse, Item, ItemList, ResponseResource};
 use crate::error::ApiError;
 use crate::AppState;
 
+/// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
+/// gets the OpenAI error shape like any other bad input.
+pub struct ResponseId(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ResponseId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(id)) => Ok(ResponseId(id)),
+            Err(e) => Err(path_error(&e)),
+        }
+    }
+}
+
+fn path_error(e: &PathRejection) -> ApiError {
+    ApiError::invalid(format!(
+        "Invalid response id in the path: {}",
+        e.body_text()
+    ))
+    .param("id")
+    .code("invalid_id")
+}
+
+/// Longest wait for a running response to stop on cancel or delete.
+const STOP_WAIT: Duration = Duration::from_secs(30);
+
 pub async fn get_response(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    ResponseId(id): ResponseId,
 ) -> Result<Json<ResponseResource>, ApiError> {
     if let Some(r) = app.engine.store().get(&id).await? {
         return Ok(Json(r));
@@ -24,11 +53,21 @@ pub async fn get_response(
         .ok_or_else(|| ApiError::not_found("Response", &id))
 }
 
+/// A running response is cancelled first and deleted once it has ended and
+/// been stored, so the delete is never lost to a save that lands after it.
 pub async fn delete_response(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    ResponseId(id): ResponseId,
 ) -> Result<Json<DeletedResponse>, ApiError> {
-    if app.engine.store().delete(&id).await? {
+    let was_running = match app.inflight.cancel(&id) {
+        Some(done) => {
+            wait_for_end(done).await?;
+            true
+        }
+        None => false,
+    };
+    // A running response with `store: false` has nothing stored to delete.
+    if app.engine.store().delete(&id).await? || was_running {
         Ok(Json(DeletedResponse {
             id,
             object: "response.deleted".to_owned(),
@@ -53,7 +92,7 @@ pub struct ListQuery {
 
 pub async fn input_items(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    ResponseId(id): ResponseId,
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
@@ -103,24 +142,10 @@ pub async fn input_items(
 
 pub async fn cancel_response(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    ResponseId(id): ResponseId,
 ) -> Result<Json<ResponseResource>, ApiError> {
-    if let Some(mut done) = app.inflight.cancel(&id) {
-        let waited = tokio::time::timeout(Duration::from_secs(30), async {
-            loop {
-                if let Some(r) = done.borrow().clone() {
-                    return Some(r);
-                }
-                if done.changed().await.is_err() {
-                    return done.borrow().clone();
-                }
-            }
-        })
-        .await;
-        if let Ok(Some(r)) = waited {
-            return Ok(Json(r));
-        }
-        return Err(ApiError::internal("the response did not stop in time"));
+    if let Some(done) = app.inflight.cancel(&id) {
+        return wait_for_end(done).await.map(Json);
     }
     match app.engine.store().get(&id).await? {
         Some(r) => Err(ApiError::invalid(format!(
@@ -129,5 +154,26 @@ pub async fn cancel_response(
         ))
         .code("response_not_cancellable")),
         None => Err(ApiError::not_found("Response", &id)),
+    }
+}
+
+/// The final state of a cancelled run, once it has ended (and been saved).
+async fn wait_for_end(
+    mut done: tokio::sync::watch::Receiver<Option<ResponseResource>>,
+) -> Result<ResponseResource, ApiError> {
+    let waited = tokio::time::timeout(STOP_WAIT, async {
+        loop {
+            if let Some(r) = done.borrow().clone() {
+                return Some(r);
+            }
+            if done.changed().await.is_err() {
+                return done.borrow().clone();
+            }
+        }
+    })
+    .await;
+    match waited {
+        Ok(Some(r)) => Ok(r),
+        _ => Err(ApiError::internal("the response did not stop in time")),
     }
 }

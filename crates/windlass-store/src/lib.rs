@@ -15,4 +15,4 @@ mod memory;
 mod sqlite;
 
 pub use memory::MemoryStore;
-pub use sqlite::SqliteStore;
+pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore};

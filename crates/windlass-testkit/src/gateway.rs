@@ -9,8 +9,10 @@ use rand::Rng;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use windlass_engine::{ClientFunctions, Engine, EngineConfig, McpHub, Policy, ToolExecutor};
-use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
+use windlass_engine::{
+    ClientFunctions, Engine, EngineConfig, McpHub, ModelProvider, Policy, ToolExecutor,
+};
+use windlass_providers::{provider_for, ChatProviderConfig, UpstreamKind};
 use windlass_server::{AppState, McpDirectory, ServerConfig};
 use windlass_store::SqliteStore;
 
@@ -31,6 +33,11 @@ pub struct GatewayOptions {
     pub mcp_directory: Option<Arc<dyn McpDirectory>>,
     pub server: ServerConfig,
     pub provider: ChatProviderConfig,
+    /// The wire format Windlass speaks to the fake upstream.
+    pub kind: UpstreamKind,
+    /// A ready provider (e.g. a router over several fake upstreams) used
+    /// instead of one built from `provider` and `kind`.
+    pub model_provider: Option<Arc<dyn ModelProvider>>,
     /// SQLite file; a fresh temp file when `None`.
     pub db: Option<PathBuf>,
 }
@@ -50,6 +57,8 @@ impl Default for GatewayOptions {
             mcp_directory: None,
             server: ServerConfig::default(),
             provider,
+            kind: UpstreamKind::Chat,
+            model_provider: None,
             db: None,
         }
     }
@@ -88,7 +97,10 @@ impl Gateway {
         opts.db = Some(db.clone());
         let mut pcfg = opts.provider.clone();
         pcfg.base_url = upstream.base_url();
-        let provider = Arc::new(ChatCompletionsProvider::new(pcfg).expect("provider"));
+        let provider = match &opts.model_provider {
+            Some(p) => p.clone(),
+            None => provider_for(opts.kind, pcfg).expect("provider"),
+        };
         let store = Arc::new(
             SqliteStore::open(db.to_str().expect("utf-8 temp path"))
                 .await

@@ -9,6 +9,10 @@
 //!   `chat.completion.chunk` objects then `data: [DONE]`) when the request
 //!   has `"stream": true`, or as one `chat.completion` JSON object otherwise.
 //!   Every request is recorded before the reply starts.
+//! * `POST /v1/responses` (OpenAI Responses API) and `POST /v1/messages`
+//!   (Anthropic Messages API) answer the same scripted replies in those
+//!   vendors' documented wire formats, streamed events included, so one
+//!   script drives every upstream kind.
 //! * `GET /v1/models` lists the ids set with [`FakeUpstream::set_models`].
 //! * `GET /health` answers 200.
 //!
@@ -55,6 +59,7 @@
 
 mod completion;
 pub mod control;
+mod event_frames;
 mod gateway;
 pub mod mcp;
 mod mock_executor;
@@ -66,6 +71,8 @@ mod sse_check;
 mod state;
 mod turn;
 mod upstream;
+mod wire_anthropic;
+mod wire_responses;
 
 pub use gateway::{Gateway, GatewayOptions};
 pub use mcp::{everything_stdio_command, python_stdio_command, McpFixture, PyMcp};

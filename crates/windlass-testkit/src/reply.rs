@@ -80,6 +80,9 @@ pub struct Reply {
     pub(crate) content: Option<String>,
     pub(crate) reasoning: Option<String>,
     pub(crate) reasoning_field: String,
+    /// The opaque form of the reasoning: Responses `encrypted_content`,
+    /// Anthropic thinking `signature` (chat completions has none).
+    pub(crate) reasoning_signature: Option<String>,
     pub(crate) tool_calls: Vec<ToolCallSpec>,
     pub(crate) usage: UsageMode,
     pub(crate) cached_tokens: u64,
@@ -100,6 +103,7 @@ impl Reply {
             content: None,
             reasoning: None,
             reasoning_field: "reasoning_content".to_owned(),
+            reasoning_signature: None,
             tool_calls: Vec::new(),
             usage: UsageMode::Auto,
             cached_tokens: 0,
@@ -203,6 +207,14 @@ impl Reply {
     /// versions use `reasoning`).
     pub fn reasoning_field(mut self, name: impl Into<String>) -> Self {
         self.reasoning_field = name.into();
+        self
+    }
+
+    /// The sealed form of the reasoning, sent by the Responses API wire as
+    /// the reasoning item's `encrypted_content` and by the Anthropic wire as
+    /// the thinking block's `signature` (ignored by chat completions).
+    pub fn reasoning_signature(mut self, sealed: impl Into<String>) -> Self {
+        self.reasoning_signature = Some(sealed.into());
         self
     }
 

@@ -23,6 +23,8 @@ use crate::turn::Turn;
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/responses", post(responses))
+        .route("/v1/messages", post(messages))
         .route("/v1/models", get(models))
         .route("/health", get(|| async { StatusCode::OK }))
         .fallback(|| async { json_response(StatusCode::NOT_FOUND, &error_body(404, "not found")) })
@@ -79,11 +81,32 @@ async fn models(State(shared): State<Arc<Shared>>) -> Response {
     json_response(StatusCode::OK, &json!({ "object": "list", "data": data }))
 }
 
+/// The vendor wire format a request came in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    Chat,
+    Responses,
+    Anthropic,
+}
+
 async fn chat_completions(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    answer(shared, headers, body, Wire::Chat).await
+}
+
+async fn responses(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    answer(shared, headers, body, Wire::Responses).await
+}
+
+async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    answer(shared, headers, body, Wire::Anthropic).await
+}
+
+/// Pops the next scripted reply and answers it in `wire`'s format.
+async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire) -> Response {
     // Armed until the reply is fully handed over: if the client goes away
     // first, axum drops this future (or the body stream) and the guard counts.
     let mut guard = DisconnectGuard::new(shared.clone());
@@ -139,14 +162,20 @@ async fn chat_completions(
         } else {
             "text/plain; charset=utf-8"
         };
-        return add_headers(
-            response(status, content_type, Body::from(body.clone())),
-            &reply,
-        );
+        let body = match wire {
+            Wire::Anthropic if *is_json => crate::wire_anthropic::error_body(status.as_u16(), body),
+            _ => body.clone(),
+        };
+        return add_headers(response(status, content_type, Body::from(body)), &reply);
     }
 
+    let prefix = match wire {
+        Wire::Chat => "chatcmpl-fake",
+        Wire::Responses => "resp_fake",
+        Wire::Anthropic => "msg_fake",
+    };
     let id = format!(
-        "chatcmpl-fake{}",
+        "{prefix}{}",
         shared.next_response_id.fetch_add(1, Ordering::Relaxed)
     );
     let turn = Turn::new(&reply, id, model, unix_now(), body.len(), || {
@@ -155,13 +184,19 @@ async fn chat_completions(
 
     if !stream {
         guard.disarm();
-        return add_headers(
-            json_response(StatusCode::OK, &completion_body(&turn)),
-            &reply,
-        );
+        let body = match wire {
+            Wire::Chat => completion_body(&turn),
+            Wire::Responses => crate::wire_responses::response_body(&turn),
+            Wire::Anthropic => crate::wire_anthropic::message_body(&turn),
+        };
+        return add_headers(json_response(StatusCode::OK, &body), &reply);
     }
 
-    let frames = encode(&turn, include_usage);
+    let frames = match wire {
+        Wire::Chat => encode(&turn, include_usage),
+        Wire::Responses => crate::wire_responses::encode(&turn),
+        Wire::Anthropic => crate::wire_anthropic::encode(&turn),
+    };
     let tail = Tail::of(&reply.end);
     let body = body_stream(
         frames,

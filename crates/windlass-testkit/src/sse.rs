@@ -38,7 +38,7 @@ impl Frames {
 
 /// Splits `s` into pieces of `n` characters (`n == 0`: one piece).
 /// An empty string yields no piece.
-fn pieces(s: &str, n: usize) -> impl Iterator<Item = &str> {
+pub(crate) fn pieces(s: &str, n: usize) -> impl Iterator<Item = &str> {
     let mut rest = s;
     std::iter::from_fn(move || {
         if rest.is_empty() {

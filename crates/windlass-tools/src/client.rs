@@ -25,6 +25,47 @@ use crate::transport::{http_transport, stdio_transport, Endpoint};
 /// A server that hands out cursors forever must not hang the listing.
 const MAX_TOOL_PAGES: usize = 1000;
 
+/// How much one listing may hold: a request-declared server is anyone's,
+/// and every tool it lists is kept and sent to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListLimits {
+    pub max_tools: usize,
+    /// Bytes of the tools as JSON (names, descriptions, schemas).
+    pub max_bytes: usize,
+}
+
+impl ListLimits {
+    /// Operator-configured servers are trusted.
+    pub const UNLIMITED: ListLimits = ListLimits {
+        max_tools: usize::MAX,
+        max_bytes: usize::MAX,
+    };
+
+    /// Counts `page` in, failing once past a limit.
+    fn add(&self, total: &mut (usize, usize), page: &[Tool]) -> Result<(), McpError> {
+        total.0 += page.len();
+        if total.0 > self.max_tools {
+            return Err(McpError::Failed(format!(
+                "the server lists more than {} tools, more than this gateway accepts (mcp.max_listed_tools)",
+                self.max_tools
+            )));
+        }
+        if self.max_bytes != usize::MAX {
+            total.1 += page
+                .iter()
+                .map(|t| serde_json::to_vec(t).map_or(0, |v| v.len()))
+                .sum::<usize>();
+        }
+        if total.1 > self.max_bytes {
+            return Err(McpError::Failed(format!(
+                "the server's tool list is larger than {} bytes, more than this gateway accepts (mcp.max_listed_bytes)",
+                self.max_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Our side of the session: identifies the gateway and hears
 /// `notifications/tools/list_changed`.
 pub(crate) struct Handler {
@@ -133,10 +174,12 @@ impl McpSession {
         &self,
         timeout: Duration,
         cancel: &CancellationToken,
+        limits: ListLimits,
     ) -> Result<Vec<McpToolInfo>, McpError> {
         let peer = self.service.peer();
         let all = async {
             let mut tools = Vec::new();
+            let mut total = (0, 0);
             let mut cursor: Option<String> = None;
             for _ in 0..MAX_TOOL_PAGES {
                 let params = PaginatedRequestParams::default().with_cursor(cursor.take());
@@ -144,6 +187,7 @@ impl McpSession {
                     .list_tools(Some(params))
                     .await
                     .map_err(|e| service_error(&e))?;
+                limits.add(&mut total, &page.tools)?;
                 tools.extend(page.tools.iter().map(tool_info));
                 match page.next_cursor {
                     Some(next) if !next.is_empty() => cursor = Some(next),

@@ -29,6 +29,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use windlass_protocol::McpRequireApproval;
 
+use crate::client::ListLimits;
 use crate::ssrf::AllowList;
 
 /// Default per-call timeout: long enough for real tools (a search, a build
@@ -37,6 +38,10 @@ pub const DEFAULT_CALL_TIMEOUT_SECS: u64 = 60;
 /// How long a session with a request-declared server is kept without use, so
 /// a `previous_response_id` chain does not re-initialize for every call.
 pub const DEFAULT_SESSION_IDLE_SECS: u64 = 300;
+/// Tools and bytes a request-declared server may list (all are sent to the
+/// model, so more would be useless as well as costly).
+pub const DEFAULT_MAX_LISTED_TOOLS: usize = 1000;
+pub const DEFAULT_MAX_LISTED_BYTES: usize = 4 * 1024 * 1024;
 
 /// The `[mcp]` table.
 #[derive(Clone, Deserialize)]
@@ -48,6 +53,12 @@ pub struct McpConfig {
     /// Idle expiry of cached sessions with request-declared servers.
     #[serde(default = "default_session_idle")]
     pub session_idle_secs: u64,
+    /// Most tools a request-declared server may list.
+    #[serde(default = "default_max_listed_tools")]
+    pub max_listed_tools: usize,
+    /// Most bytes (as JSON) a request-declared server's tool list may hold.
+    #[serde(default = "default_max_listed_bytes")]
+    pub max_listed_bytes: usize,
     /// Outbound-guard exceptions for request-declared servers: host names
     /// (exact, case-insensitive), IP addresses or CIDRs.
     #[serde(default)]
@@ -62,6 +73,8 @@ impl Default for McpConfig {
         McpConfig {
             call_timeout_secs: DEFAULT_CALL_TIMEOUT_SECS,
             session_idle_secs: DEFAULT_SESSION_IDLE_SECS,
+            max_listed_tools: DEFAULT_MAX_LISTED_TOOLS,
+            max_listed_bytes: DEFAULT_MAX_LISTED_BYTES,
             allow_hosts: Vec::new(),
             servers: Vec::new(),
         }
@@ -74,6 +87,8 @@ impl fmt::Debug for McpConfig {
         f.debug_struct("McpConfig")
             .field("call_timeout_secs", &self.call_timeout_secs)
             .field("session_idle_secs", &self.session_idle_secs)
+            .field("max_listed_tools", &self.max_listed_tools)
+            .field("max_listed_bytes", &self.max_listed_bytes)
             .field("allow_hosts", &self.allow_hosts)
             .field("servers", &self.servers)
             .finish()
@@ -86,6 +101,14 @@ fn default_call_timeout() -> u64 {
 
 fn default_session_idle() -> u64 {
     DEFAULT_SESSION_IDLE_SECS
+}
+
+fn default_max_listed_tools() -> usize {
+    DEFAULT_MAX_LISTED_TOOLS
+}
+
+fn default_max_listed_bytes() -> usize {
+    DEFAULT_MAX_LISTED_BYTES
 }
 
 /// One `[[mcp.servers]]` entry: either `url` (streamable HTTP) or `command`
@@ -217,6 +240,13 @@ impl McpConfig {
 
     pub fn call_timeout(&self) -> Duration {
         Duration::from_secs(self.call_timeout_secs.max(1))
+    }
+
+    pub fn list_limits(&self) -> ListLimits {
+        ListLimits {
+            max_tools: self.max_listed_tools,
+            max_bytes: self.max_listed_bytes,
+        }
     }
 
     pub fn session_idle(&self) -> Duration {

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::{McpError, ToolResult};
 use windlass_protocol::{McpRequireApproval, McpToolInfo};
 
-use crate::client::McpSession;
+use crate::client::{ListLimits, McpSession};
 use crate::config::{McpServerConfig, ServerTransport};
 use crate::session::Slot;
 use crate::transport::Endpoint;
@@ -227,7 +227,10 @@ impl Configured {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<(), McpError> {
-        match session.list_tools(timeout, cancel).await {
+        match session
+            .list_tools(timeout, cancel, ListLimits::UNLIMITED)
+            .await
+        {
             Ok(tools) => {
                 let mut h = self.health();
                 h.tools = tools;
@@ -261,7 +264,9 @@ impl Configured {
             }
         }
         // The listing on connect failed softly; ask again and report why.
-        let tools = session.list_tools(timeout, cancel).await?;
+        let tools = session
+            .list_tools(timeout, cancel, ListLimits::UNLIMITED)
+            .await?;
         let mut h = self.health();
         h.tools = tools.clone();
         h.listed = true;

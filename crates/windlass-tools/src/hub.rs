@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::{McpError, McpHub, McpServerRef, ToolResult};
 use windlass_protocol::{McpRequireApproval, McpToolInfo};
 
-use crate::client::McpSession;
+use crate::client::{ListLimits, McpSession};
 use crate::config::{ConfigError, McpConfig};
 use crate::configured::{Configured, ServerStatus};
 use crate::session::Slot;
@@ -68,6 +68,8 @@ pub struct McpServers {
     call_timeout: Duration,
     idle: Duration,
     allow: AllowList,
+    /// Bounds of a request-declared server's tool list.
+    list_limits: ListLimits,
     /// In config order, for `status()`.
     configured: Vec<Arc<Configured>>,
     by_label: HashMap<String, Arc<Configured>>,
@@ -113,6 +115,7 @@ impl McpServers {
         }
         let hub = Arc::new(McpServers {
             call_timeout: config.call_timeout(),
+            list_limits: config.list_limits(),
             idle: config.session_idle(),
             allow,
             configured,
@@ -302,8 +305,9 @@ impl McpHub for McpServers {
                     .await
             }
             Some(url) => {
+                let limits = self.list_limits;
                 self.with_declared(server, url, cancel, |session| async move {
-                    session.list_tools(timeout, cancel).await
+                    session.list_tools(timeout, cancel, limits).await
                 })
                 .await
             }

@@ -27,6 +27,7 @@ mod session;
 pub mod ssrf;
 mod transport;
 
+pub use client::ListLimits;
 pub use config::{ConfigError, McpConfig, McpServerConfig};
 pub use configured::{ServerState, ServerStatus};
 pub use hub::McpServers;

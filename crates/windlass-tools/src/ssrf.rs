@@ -79,8 +79,12 @@ pub struct CheckedUrl {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SsrfError {
-    #[error("MCP server_url {0:?} is not a valid URL")]
+    /// Holds the URL for callers; the message does not show it (it may
+    /// carry a secret).
+    #[error("MCP server_url is not a valid http(s) URL")]
     BadUrl(String),
+    #[error("MCP server_url must not carry credentials (user:password@); send them as headers or `authorization` instead")]
+    Credentials,
     #[error("MCP server_url must use http or https, not {0:?}")]
     Scheme(String),
     #[error("MCP server_url host '{0}' could not be resolved")]
@@ -98,6 +102,9 @@ pub async fn check_url(url: &str, allow: &AllowList) -> Result<CheckedUrl, SsrfE
     let parsed = Url::parse(url).map_err(|_| SsrfError::BadUrl(url.to_owned()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(SsrfError::Scheme(parsed.scheme().to_owned()));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(SsrfError::Credentials);
     }
     let port = parsed
         .port_or_known_default()
@@ -243,6 +250,23 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn credentials_are_refused_and_never_shown() {
+        let allow = AllowList::parse(&["127.0.0.1".to_owned()]).expect("allow list");
+        for url in [
+            "http://user:hunter2@127.0.0.1:1/mcp",
+            "http://hunter2@127.0.0.1:1/",
+        ] {
+            let err = check_url(url, &allow).await.expect_err(url);
+            assert_eq!(err, SsrfError::Credentials);
+            assert!(!err.to_string().contains("hunter2"));
+        }
+        let err = check_url("ht!tp://hunter2@x", &allow)
+            .await
+            .expect_err("bad");
+        assert!(!err.to_string().contains("hunter2"));
+    }
 
     fn kind(ip: &str) -> Option<&'static str> {
         forbidden_kind(ip.parse().expect("ip"))

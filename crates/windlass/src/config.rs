@@ -7,9 +7,12 @@ use serde::Deserialize;
 use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_governance::GovernanceConfig;
 use windlass_providers::ChatProviderConfig;
-use windlass_server::ServerConfig;
+use windlass_server::{ServerConfig, ServerFile, SettingsError};
+use windlass_store::SqliteOptions;
 use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::McpConfig;
+
+use crate::upstreams::{apply_timeouts, ResolvedUpstream, UpstreamEntry, UpstreamError};
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
 
@@ -25,12 +28,16 @@ pub enum ConfigError {
         path: String,
         source: toml::de::Error,
     },
+    #[error(transparent)]
+    Server(#[from] SettingsError),
     #[error("[mcp]: {0}")]
     Mcp(#[from] windlass_tools::ConfigError),
     #[error("[governance]: {0}")]
     Governance(#[from] windlass_governance::GovernanceConfigError),
-    #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [upstream] url in the config file)")]
+    #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [[upstreams]] in the config file)")]
     NoUpstream,
+    #[error(transparent)]
+    Upstreams(#[from] UpstreamError),
 }
 
 /// The config file's shape. Every key is optional.
@@ -40,12 +47,18 @@ pub struct FileConfig {
     pub listen: Option<String>,
     pub db: Option<String>,
     pub log_format: Option<LogFormat>,
+    /// The one-upstream shorthand (same as `--upstream`).
     #[serde(default)]
     pub upstream: UpstreamFile,
+    /// Every upstream, routed by model (see `upstreams.rs`).
+    #[serde(default)]
+    pub upstreams: Vec<UpstreamEntry>,
     #[serde(default, rename = "loop")]
     pub agent_loop: LoopFile,
     #[serde(default)]
     pub server: ServerFile,
+    #[serde(default)]
+    pub store: StoreFile,
     /// MCP servers and the outbound guard for request-declared ones.
     #[serde(default)]
     pub mcp: McpConfig,
@@ -79,12 +92,12 @@ pub struct LoopFile {
     pub client_tools_status: Option<ClientToolsArg>,
 }
 
+/// `[store]`: the SQLite file's bounds.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ServerFile {
-    pub max_body_bytes: Option<usize>,
-    #[serde(default)]
-    pub api_keys: Vec<String>,
+pub struct StoreFile {
+    pub wal_limit_bytes: Option<u64>,
+    pub size_log_interval_secs: Option<u64>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -92,9 +105,10 @@ pub struct Settings {
     pub listen: String,
     pub db: String,
     pub log_format: LogFormat,
-    pub provider: ChatProviderConfig,
+    pub upstreams: Vec<ResolvedUpstream>,
     pub engine: EngineConfig,
     pub server: ServerConfig,
+    pub store: SqliteOptions,
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
@@ -118,25 +132,28 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
     };
     let up = file.upstream;
     let lp = file.agent_loop;
-    let base_url = args
-        .upstream_url
-        .or(up.url)
-        .ok_or(ConfigError::NoUpstream)?;
-
-    let mut provider = ChatProviderConfig::new(base_url);
-    provider.api_key = args.upstream_api_key.or(up.api_key);
-    if let Some(ms) = up.connect_timeout_ms {
-        provider.connect_timeout = Duration::from_millis(ms);
-    }
-    if let Some(ms) = up.first_byte_timeout_ms {
-        provider.first_byte_timeout = Duration::from_millis(ms);
-    }
-    if let Some(ms) = up.idle_timeout_ms {
-        provider.idle_timeout = Duration::from_millis(ms);
-    }
-    if let Some(n) = up.max_retries {
-        provider.max_retries = n;
-    }
+    // The flag (or `[upstream]`) is the one-upstream shorthand and, being
+    // a flag, wins over the file's table.
+    let upstreams = match args.upstream_url.or(up.url) {
+        Some(base_url) => {
+            let mut provider = ChatProviderConfig::new(base_url);
+            provider.api_key = args.upstream_api_key.or(up.api_key);
+            apply_timeouts(
+                &mut provider,
+                up.connect_timeout_ms,
+                up.first_byte_timeout_ms,
+                up.idle_timeout_ms,
+                up.max_retries,
+            );
+            vec![crate::upstreams::single(provider)]
+        }
+        None if !file.upstreams.is_empty() => file
+            .upstreams
+            .into_iter()
+            .map(UpstreamEntry::resolve)
+            .collect::<Result<_, _>>()?,
+        None => return Err(ConfigError::NoUpstream),
+    };
 
     let mut engine = EngineConfig {
         default_model: args.default_model.or(up.default_model),
@@ -160,18 +177,17 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         _ => ClientToolsStatus::RequiresAction,
     };
 
-    let mut server = ServerConfig::default();
-    if let Some(n) = file.server.max_body_bytes {
-        server.max_body_bytes = n;
+    // Flag or environment keys replace the file's list; a blank one (an
+    // unset variable in `"$A,$B"`) refuses to start rather than turning
+    // authentication off.
+    let server = file.server.resolve(args.api_keys)?;
+    let mut store = SqliteOptions::default();
+    if let Some(n) = file.store.wal_limit_bytes {
+        store.wal_limit_bytes = n;
     }
-    // An empty `--api-keys ""` / `WINDLASS_API_KEYS=` (an unset variable in
-    // a compose file) must not silently turn the file's authentication off.
-    let non_empty =
-        |keys: Vec<String>| -> Vec<String> { keys.into_iter().filter(|k| !k.is_empty()).collect() };
-    server.api_keys = match args.api_keys.map(non_empty) {
-        Some(keys) if !keys.is_empty() => keys,
-        _ => non_empty(file.server.api_keys),
-    };
+    if let Some(secs) = file.store.size_log_interval_secs {
+        store.size_log_interval = Duration::from_secs(secs);
+    }
 
     let mut mcp = file.mcp;
     mcp.allow_hosts.extend(
@@ -196,9 +212,10 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
             .log_format
             .or(file.log_format)
             .unwrap_or(LogFormat::Text),
-        provider,
+        upstreams,
         engine,
         server,
+        store,
         mcp,
         builtins: file.builtins,
         governance: file.governance,
@@ -213,6 +230,10 @@ mod tests {
     use crate::cli::{Cli, Command};
 
     fn resolve_with(extra: &[&str]) -> Settings {
+        try_resolve(extra).unwrap()
+    }
+
+    fn try_resolve(extra: &[&str]) -> Result<Settings, ConfigError> {
         let dir = std::env::temp_dir().join(format!("windlass-cfg-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("windlass.toml");
@@ -229,19 +250,20 @@ mod tests {
         let Command::Serve(args) = Cli::try_parse_from(argv).unwrap().command else {
             panic!("not serve");
         };
-        resolve(args).unwrap()
+        resolve(args)
     }
 
     #[test]
-    fn an_empty_api_keys_value_keeps_the_file_keys() {
+    fn blank_api_keys_refuse_to_start() {
         assert_eq!(resolve_with(&[]).server.api_keys, ["sk-file"]);
-        assert_eq!(
-            resolve_with(&["--api-keys", ""]).server.api_keys,
-            ["sk-file"]
-        );
-        assert_eq!(
-            resolve_with(&["--api-keys", "sk-a,,sk-b"]).server.api_keys,
-            ["sk-a", "sk-b"]
-        );
+        for blank in ["", ",", "sk-a,,sk-b", " "] {
+            let err = try_resolve(&["--api-keys", blank]).err();
+            assert!(matches!(err, Some(ConfigError::Server(_))), "{blank:?}");
+        }
+        let ring = resolve_with(&["--api-keys", "sk-a, sk-b"])
+            .server
+            .key_ring()
+            .unwrap();
+        assert_eq!(ring.find("sk-b").unwrap().name, "key-2");
     }
 }

@@ -78,6 +78,7 @@ pub mod mcp_stdio;
 pub mod run;
 pub mod sdk;
 pub mod serve;
+pub mod upstreams;
 
 pub use sdk::{
     query, Agent, AgentBuilder, Block, BlockStream, BuildError, Client, Hooks, Message,

@@ -5,6 +5,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use windlass::cli::{Cli, Command};
 
+/// mimalloc gives freed memory back to the OS, where glibc's allocator kept
+/// the peak of a large request resident (RELIABILITY.md, "Memory").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();

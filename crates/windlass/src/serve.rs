@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use tracing_subscriber::EnvFilter;
 use windlass_engine::{ClientFunctions, Engine};
-use windlass_providers::ChatCompletionsProvider;
 use windlass_server::{AppState, McpDirectory};
 use windlass_store::SqliteStore;
 use windlass_tools::McpServers;
@@ -12,6 +11,7 @@ use windlass_tools::McpServers;
 use crate::cli::{LogFormat, ServeArgs};
 use crate::config::{resolve, ConfigError};
 use crate::govern::{govern, GovernError};
+use crate::upstreams::{build_router, describe};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -44,9 +44,10 @@ pub fn init_logging(format: LogFormat) {
 pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let settings = resolve(args)?;
     init_logging(settings.log_format);
-    let upstream = settings.provider.base_url.clone();
-    let provider = Arc::new(ChatCompletionsProvider::new(settings.provider)?);
-    let store = Arc::new(SqliteStore::open(&settings.db).await?);
+    windlass_providers::install_crypto_provider();
+    let upstream = describe(&settings.upstreams);
+    let provider = build_router(&settings.upstreams).map_err(ConfigError::from)?;
+    let store = Arc::new(SqliteStore::open_with(&settings.db, settings.store.clone()).await?);
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);

@@ -63,6 +63,11 @@ pub enum FinishReason {
 pub enum ModelEvent {
     TextDelta(String),
     ReasoningDelta(String),
+    /// The opaque, upstream-verifiable form of the reasoning just streamed
+    /// (OpenAI `encrypted_content`, an Anthropic thinking `signature`): it
+    /// is kept on the reasoning item, which it closes, so a later turn can
+    /// replay the item to the same kind of upstream.
+    ReasoningEncrypted(String),
     RefusalDelta(String),
     /// A fragment of tool call number `index`: the first fragment of a call
     /// carries its `id` and `name`, later ones only argument text.

@@ -12,6 +12,7 @@ mod migrate;
 mod read;
 mod write;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ use tokio::sync::Mutex;
 use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, StoreError};
 use windlass_protocol::{Item, ResponseResource};
 
-use self::checkpoint::Checkpointer;
+use self::checkpoint::{Checkpointer, WalBound};
 use self::conn::{ReaderPool, Readers, Writer};
 use crate::codec::backend;
 
@@ -44,11 +45,41 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// runs (the in-memory database runs reads and writes on one connection).
 const STATEMENT_CACHE: usize = 64;
 
+/// Settings of a file database.
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// Size past which the WAL is checkpointed and truncated (it can exceed
+    /// it by a quarter second of writes); also SQLite's
+    /// `journal_size_limit`, what a rewound WAL is cut back to.
+    pub wal_limit_bytes: u64,
+    /// How often, at most, database and WAL sizes are logged (while there
+    /// are writes).
+    pub size_log_interval: Duration,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            wal_limit_bytes: 64 * 1024 * 1024,
+            size_log_interval: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Bytes on disk of a file database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiskUsage {
+    pub db_bytes: u64,
+    pub wal_bytes: u64,
+}
+
 /// A [`ResponseStore`] backed by SQLite.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     writer: Arc<Mutex<Writer>>,
     readers: Arc<Readers>,
+    /// `None` for the in-memory database.
+    files: Option<Arc<WalBound>>,
 }
 
 impl SqliteStore {
@@ -59,6 +90,17 @@ impl SqliteStore {
     /// `synchronous=NORMAL` is durable across crashes of the process in WAL
     /// mode while avoiding an fsync per transaction.
     pub async fn open(path: &str) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path, SqliteOptions::default()).await
+    }
+
+    /// [`open`](Self::open) with explicit settings.
+    pub async fn open_with(path: &str, options: SqliteOptions) -> Result<SqliteStore, StoreError> {
+        let bound = WalBound {
+            db: PathBuf::from(path),
+            wal_limit_bytes: options.wal_limit_bytes,
+            log_every: options.size_log_interval,
+        };
+        let limit = i64::try_from(options.wal_limit_bytes).unwrap_or(i64::MAX);
         let path = path.to_owned();
         // Opening and migrating touch the file (and may wait for another
         // process's lock): off the runtime threads.
@@ -72,7 +114,18 @@ impl SqliteStore {
             writer
                 .pragma_update(None, "wal_autocheckpoint", 0)
                 .map_err(backend)?;
+            // A rewound WAL is cut back to the limit rather than kept at its
+            // largest size.
+            writer
+                .pragma_update(None, "journal_size_limit", limit)
+                .map_err(backend)?;
             let checkpointer = connect(&path)?;
+            checkpointer
+                .pragma_update(None, "journal_size_limit", limit)
+                .map_err(backend)?;
+            checkpointer
+                .busy_timeout(checkpoint::TRUNCATE_WAIT)
+                .map_err(backend)?;
             let readers = (0..READERS)
                 .map(|_| connect(&path))
                 .collect::<Result<Vec<_>, _>>()?;
@@ -80,11 +133,12 @@ impl SqliteStore {
         })
         .await
         .map_err(|e| StoreError::Backend(format!("opening the database: {e}")))??;
-        let checkpoints = Checkpointer::start(checkpointer);
+        let checkpoints = Checkpointer::start(checkpointer, bound.clone());
         let writer = Writer::open(writer, Some(checkpoints))?;
         Ok(SqliteStore {
             writer: Arc::new(Mutex::new(writer)),
             readers: Arc::new(Readers::Pool(ReaderPool::new(readers))),
+            files: Some(Arc::new(bound)),
         })
     }
 
@@ -100,6 +154,18 @@ impl SqliteStore {
         Ok(SqliteStore {
             writer: Arc::new(Mutex::new(writer)),
             readers: Arc::new(Readers::Writer),
+            files: None,
+        })
+    }
+
+    /// Sizes of the database and WAL files (`None` in memory).
+    pub fn disk_usage(&self) -> Option<DiskUsage> {
+        self.files.as_ref().map(|f| {
+            let (db_bytes, wal_bytes) = f.sizes();
+            DiskUsage {
+                db_bytes,
+                wal_bytes,
+            }
         })
     }
 

@@ -138,6 +138,7 @@ async fn read_capped(
 fn refusal(e: SsrfError) -> String {
     match e {
         SsrfError::BadUrl(u) => format!("{u:?} is not a valid URL"),
+        SsrfError::Credentials => "URLs with credentials (user:password@) are not fetched".to_owned(),
         SsrfError::Scheme(s) => format!("only http and https URLs can be fetched, not {s:?}"),
         SsrfError::Unresolved(h) => format!("host '{h}' could not be resolved"),
         SsrfError::Forbidden { host, addr, kind } => format!(

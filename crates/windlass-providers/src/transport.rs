@@ -1,0 +1,270 @@
+//! The HTTP side shared by every upstream kind: one pooled client, POST
+//! with retries before the first byte, timeouts and error bodies.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::{Client, RequestBuilder, Response, Url};
+use tokio::time::{timeout, timeout_at, Instant};
+use windlass_engine::{ModelEvent, ModelInfo, ModelStream, ProviderError, TimeoutPhase};
+
+use crate::codec::EventDecoder;
+use crate::config::ChatProviderConfig;
+use crate::http_error::{describe, send_error, status_error};
+use crate::pump::{Body, Pump};
+use crate::retry::{backoff, retry_after, retryable_error, retryable_status, RetryAfter};
+use crate::wire::ModelList;
+
+/// Most of an error body read for its message; the rest is not needed.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// How long an error body may take; the status alone is already known.
+const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Keep idle pooled connections a while: turns of one conversation follow
+/// each other within seconds, and a fresh TCP handshake costs latency.
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+#[derive(Debug, Clone)]
+pub(crate) struct Transport {
+    client: Client,
+    pub(crate) cfg: ChatProviderConfig,
+}
+
+/// A successful response and the first-byte deadline of its attempt.
+pub(crate) struct Answer {
+    response: Response,
+    deadline: Instant,
+}
+
+impl Transport {
+    /// `headers` are the kind's own (authentication, versions); the
+    /// configured extra headers are added to them.
+    pub(crate) fn new(cfg: ChatProviderConfig, headers: HeaderMap) -> Result<Self, ProviderError> {
+        let mut builder = Client::builder()
+            .connect_timeout(cfg.connect_timeout)
+            .tcp_nodelay(true)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .default_headers(with_extra_headers(headers, &cfg.extra_headers)?);
+        crate::tls::install_crypto_provider();
+        if let Some(path) = &cfg.ca_file {
+            builder = builder.tls_certs_merge(crate::tls::load_ca_file(path)?);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| config_error(format!("cannot build the HTTP client: {}", describe(&e))))?;
+        Ok(Transport { client, cfg })
+    }
+
+    /// `base_url` + `path`, checked.
+    pub(crate) fn endpoint(&self, path: &str) -> Result<Url, ProviderError> {
+        let base = self.cfg.base_url.trim().trim_end_matches('/');
+        let url = Url::parse(&format!("{base}{path}"))
+            .map_err(|e| config_error(format!("invalid base_url `{base}`: {e}")))?;
+        match url.scheme() {
+            "http" | "https" => Ok(url),
+            other => Err(config_error(format!(
+                "invalid base_url `{base}`: scheme `{other}` is not http or https"
+            ))),
+        }
+    }
+
+    /// POSTs a JSON body, asking for SSE when `stream`.
+    pub(crate) async fn post(
+        &self,
+        url: &Url,
+        body: Bytes,
+        stream: bool,
+    ) -> Result<Answer, ProviderError> {
+        let accept = if stream {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        self.send(url, || {
+            self.client
+                .post(url.clone())
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, accept)
+                .body(body.clone())
+        })
+        .await
+    }
+
+    /// Sends the request built by `build`, retrying connect failures and
+    /// 429/502/503/504 before any response was accepted.
+    async fn send(
+        &self,
+        url: &Url,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<Answer, ProviderError> {
+        let mut attempt = 0;
+        loop {
+            let deadline = Instant::now() + self.cfg.first_byte_timeout;
+            let (error, wait) = match timeout_at(deadline, build().send()).await {
+                Err(_) => return Err(ProviderError::Timeout(TimeoutPhase::FirstByte)),
+                Ok(Ok(response)) if response.status().is_success() => {
+                    return Ok(Answer { response, deadline })
+                }
+                Ok(Ok(response)) => {
+                    let status = response.status().as_u16();
+                    let wait = if retryable_status(status) {
+                        match retry_after(response.headers()) {
+                            RetryAfter::Absent => Some(backoff(attempt)),
+                            RetryAfter::Wait(d) => Some(d),
+                            RetryAfter::TooLong => None,
+                        }
+                    } else {
+                        None
+                    };
+                    (read_error(response).await, wait)
+                }
+                Ok(Err(e)) => {
+                    let error = send_error(&e);
+                    let wait = retryable_error(&error).then(|| backoff(attempt));
+                    (error, wait)
+                }
+            };
+            match wait {
+                Some(wait) if attempt < self.cfg.max_retries => {
+                    attempt += 1;
+                    tracing::warn!(
+                        %url, attempt, ?wait, %error,
+                        "upstream not ready, retrying"
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+                _ => return Err(error),
+            }
+        }
+    }
+
+    /// The answer as model events: an SSE body through `decoder`, or one
+    /// JSON body through `decode_body` (also when a server ignored
+    /// `stream: true` or answered it with a JSON error).
+    pub(crate) async fn events(
+        &self,
+        answer: Answer,
+        stream: bool,
+        decoder: impl FnOnce() -> Box<dyn EventDecoder>,
+        decode_body: impl FnOnce(&[u8]) -> Result<Vec<ModelEvent>, ProviderError>,
+    ) -> Result<ModelStream, ProviderError> {
+        if stream && !is_json(&answer.response) {
+            return self.stream(answer, decoder()).await;
+        }
+        let body = read_body(answer.response, self.cfg.idle_timeout).await?;
+        let events = decode_body(&body)?;
+        Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))))
+    }
+
+    /// Streams an SSE response. The first chunk is awaited here so a silent
+    /// upstream fails `start` with a first-byte timeout, as the port asks.
+    async fn stream(
+        &self,
+        answer: Answer,
+        decoder: Box<dyn EventDecoder>,
+    ) -> Result<ModelStream, ProviderError> {
+        let mut body: Body = answer
+            .response
+            .bytes_stream()
+            .map_err(|e| ProviderError::Interrupted(describe(&e)))
+            .boxed();
+        let first = match timeout_at(answer.deadline, body.next()).await {
+            Err(_) => return Err(ProviderError::Timeout(TimeoutPhase::FirstByte)),
+            Ok(Some(Err(e))) => return Err(e),
+            Ok(Some(Ok(chunk))) => Some(chunk),
+            Ok(None) => None,
+        };
+        Ok(Box::pin(Pump::new(
+            body,
+            first,
+            self.cfg.idle_timeout,
+            decoder,
+        )))
+    }
+
+    /// `GET base_url/models` in the OpenAI list shape (Anthropic's list has
+    /// the same `data[].id`).
+    pub(crate) async fn list_models(&self) -> Result<Vec<ModelInfo>, ProviderError> {
+        let url = self.endpoint("/models")?;
+        let answer = self.send(&url, || self.client.get(url.clone())).await?;
+        let body = read_body(answer.response, self.cfg.idle_timeout).await?;
+        let list: ModelList = serde_json::from_slice(&body)
+            .map_err(|e| ProviderError::Protocol(format!("invalid model list: {e}")))?;
+        Ok(list
+            .data
+            .into_iter()
+            .map(|m| ModelInfo {
+                id: m.id,
+                owned_by: m.owned_by,
+                created: m.created.as_ref().and_then(serde_json::Value::as_u64),
+            })
+            .collect())
+    }
+}
+
+fn with_extra_headers(
+    mut headers: HeaderMap,
+    extra: &[(String, String)],
+) -> Result<HeaderMap, ProviderError> {
+    for (name, value) in extra {
+        let name = HeaderName::try_from(name.as_str())
+            .map_err(|_| config_error(format!("invalid header name `{name}`")))?;
+        let value = HeaderValue::try_from(value.as_str())
+            .map_err(|_| config_error(format!("invalid value for header `{name}`")))?;
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// A header carrying a secret: marked sensitive so it is never logged.
+pub(crate) fn secret_header(value: &str, what: &str) -> Result<HeaderValue, ProviderError> {
+    let mut value = HeaderValue::try_from(value)
+        .map_err(|_| config_error(format!("{what} is not a valid header value")))?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// The port has no configuration error; an unusable configuration means the
+/// upstream cannot be reached.
+pub(crate) fn config_error(message: String) -> ProviderError {
+    ProviderError::Connect(format!("invalid provider configuration: {message}"))
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+}
+
+/// Reads a whole (non-streamed) body, failing if it stalls.
+async fn read_body(mut response: Response, idle: Duration) -> Result<Vec<u8>, ProviderError> {
+    let mut body = Vec::new();
+    loop {
+        match timeout(idle, response.chunk()).await {
+            Err(_) => return Err(ProviderError::Timeout(TimeoutPhase::Idle)),
+            Ok(Err(e)) => return Err(ProviderError::Interrupted(describe(&e))),
+            Ok(Ok(Some(chunk))) => body.extend_from_slice(&chunk),
+            Ok(Ok(None)) => return Ok(body),
+        }
+    }
+}
+
+/// The error for a non-success response, with as much of its body as
+/// arrives quickly (the message is a nicety; the status is what matters).
+async fn read_error(mut response: Response) -> ProviderError {
+    let status = response.status();
+    let mut body = Vec::new();
+    let _ = timeout(ERROR_BODY_TIMEOUT, async {
+        while body.len() < MAX_ERROR_BODY {
+            match response.chunk().await {
+                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+    })
+    .await;
+    status_error(status.as_u16(), status.canonical_reason(), &body)
+}

@@ -1,0 +1,44 @@
+//! Load shedding: a connection accepted past `max_connections` is served the
+//! probes only, and a create past `max_inflight_responses` running ones is
+//! answered 503 with `Retry-After`, before any work.
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::auth::is_probe;
+use crate::error::ApiError;
+use crate::listen::Overloaded;
+use crate::AppState;
+
+/// Seconds a shed client is told to wait.
+const RETRY_AFTER_SECS: &str = "1";
+
+pub async fn admit(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    if is_probe(path) {
+        return next.run(req).await;
+    }
+    if req.extensions().get::<Overloaded>().is_some() {
+        return busy("Too many open connections; retry shortly.");
+    }
+    let limit = app.config.connections.max_inflight_responses;
+    // Counts runs registered so far: a burst can pass it by the few
+    // requests still being prepared, which is what a soft cap allows.
+    if req.method() == Method::POST && path == "/v1/responses" && app.inflight.len() >= limit {
+        return busy("Too many responses are being generated; retry shortly.");
+    }
+    next.run(req).await
+}
+
+fn busy(message: &str) -> Response {
+    let mut resp = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "server_error", message)
+        .code("server_overloaded")
+        .into_response();
+    resp.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(RETRY_AFTER_SECS),
+    );
+    resp
+}

@@ -1,0 +1,158 @@
+//! The accept loop: bounded connections with read deadlines, so clients
+//! that connect and stall cannot use up file descriptors and starve
+//! `/health`.
+//!
+//! - A connection must send its first byte, and then its headers, within
+//!   `header_read_timeout`. hyper times the wait for headers with one timer,
+//!   so the same deadline also closes a keep-alive connection idle between
+//!   requests. (Bodies have their own deadline, in `body.rs`.)
+//! - Past `max_connections` open connections, a new one is served `/health`
+//!   and `/ready` only; past `hard_max_connections` it is closed at once.
+//! - Accept errors (e.g. out of file descriptors) pause the loop briefly
+//!   instead of spinning.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::Request;
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::{TcpListener, TcpStream};
+use tower::ServiceExt;
+
+use crate::config::ConnectionLimits;
+
+/// Marks requests of a connection accepted past `max_connections`.
+#[derive(Debug, Clone, Copy)]
+pub struct Overloaded;
+
+/// How long running connections get to finish after shutdown began.
+const DRAIN: Duration = Duration::from_secs(30);
+const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
+
+/// Open connections, counted down when a connection's task ends.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then runs
+/// `on_shutdown` and gives open connections [`DRAIN`] to finish.
+pub async fn accept_loop(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    on_shutdown: impl FnOnce(),
+) {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(limits.header_read_timeout)
+        .keep_alive_timeout(limits.header_read_timeout);
+    let open = Arc::new(AtomicUsize::new(0));
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed; pausing");
+                    tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let n = open.load(Ordering::Relaxed);
+        if n >= limits.hard_max_connections {
+            tracing::debug!(open = n, "connection refused: hard connection cap");
+            drop(tcp);
+            continue;
+        }
+        open.fetch_add(1, Ordering::Relaxed);
+        let slot = Slot(open.clone());
+        let overloaded = n >= limits.max_connections;
+        let conn = Connection {
+            app: app.clone(),
+            builder: builder.clone(),
+            first_byte: limits.header_read_timeout,
+            overloaded,
+        };
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let _slot = slot;
+            conn.run(tcp, watcher).await;
+        });
+    }
+    drop(listener);
+    on_shutdown();
+    if tokio::time::timeout(DRAIN, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after the drain period; closing");
+    }
+}
+
+struct Connection {
+    app: Router,
+    builder: auto::Builder<TokioExecutor>,
+    first_byte: Duration,
+    overloaded: bool,
+}
+
+impl Connection {
+    async fn run(self, tcp: TcpStream, watcher: hyper_util::server::graceful::Watcher) {
+        // Small SSE frames must leave at once: without TCP_NODELAY, Nagle
+        // holds the first event until the client's delayed ACK (~40 ms).
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+        // hyper's header timer starts only once it knows the protocol, which
+        // takes a first byte; a silent connection is closed here.
+        let mut first = [0u8; 1];
+        match tokio::time::timeout(self.first_byte, tcp.peek(&mut first)).await {
+            Ok(Ok(n)) if n > 0 => {}
+            _ => return,
+        }
+        let app = self.app;
+        let overloaded = self.overloaded;
+        let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            if overloaded {
+                req.extensions_mut().insert(Overloaded);
+            }
+            let app = app.clone();
+            async move {
+                Ok::<_, Infallible>(
+                    app.oneshot(req.map(Body::new))
+                        .await
+                        .unwrap_or_else(|e| match e {}),
+                )
+            }
+        });
+        let conn = self
+            .builder
+            .serve_connection_with_upgrades(TokioIo::new(tcp), service)
+            .into_owned();
+        if let Err(e) = watcher.watch(conn).await {
+            tracing::debug!(error = %e, "connection ended with an error");
+        }
+    }
+}
