@@ -51,7 +51,7 @@ fn strip_port(host: &str) -> &str {
         // [::1]:8080
         return host
             .split_once(']')
-            .map_or(host, |(h, _)| &h[..])
+            .map_or(host, |(h, _)| h)
             .trim_start_matches('[');
     }
     host.rsplit_once(':').map_or(host, |(h, _)| h)
