@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: Rust unit and integration tests (real HTTP, SQLite
-# files, the scripted upstream), then the official OpenAI Python SDK against
-# the real `windlass` binary. Installs its Python tools into .venv-test once.
+# files, the scripted upstream, async-openai), then the real OpenAI clients
+# against the real `windlass` binary: the Python SDK, the Agents SDK and the
+# Codex CLI, with default settings. Installs what it needs into gitignored
+# folders (scripts/mcp-fixtures.sh, scripts/client-fixtures.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,13 +17,5 @@ cargo build --workspace --bins
 ./scripts/mcp-fixtures.sh
 cargo test --workspace
 
-VENV=.venv-test
-if [ ! -x "$VENV/bin/python" ]; then
-  python3 -m venv "$VENV" 2>/dev/null || {
-    echo "python3 -m venv failed; installing python3-venv" >&2
-    apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
-    python3 -m venv "$VENV"
-  }
-fi
-"$VENV/bin/pip" install -q --disable-pip-version-check 'openai>=1.100' 'pytest>=8'
-(cd tests/python && "../../$VENV/bin/python" -m pytest -q)
+./scripts/client-fixtures.sh
+(cd tests/python && ../../.venv-test/bin/python -m pytest -q)

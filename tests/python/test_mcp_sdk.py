@@ -92,10 +92,45 @@ def test_stream_helper_accepts_mcp_events(setup):
     assert second["messages"][-1]["content"] == "42"
 
 
+def test_approval_round_trip_with_the_stream_helper(setup):
+    """Default settings: the approval request ends the response `completed`."""
+    client, fake, url = setup
+    fake.script({"tool_calls": [{"name": "calc__add", "arguments": '{"a":4,"b":5}'}]})
+    with client.responses.stream(model="m", input="4+5?", tools=[calc(url, None)]) as stream:
+        types = [e.type for e in stream]
+        first = stream.get_final_response()
+    assert first.status == "completed" and types[-1] == "response.completed"
+    req = first.output[-1]
+    assert req.type == "mcp_approval_request" and req.name == "add"
+    assert req.arguments == '{"a":4,"b":5}'
+
+    fake.script({"text": "It is 9."})
+    with client.responses.stream(
+        model="m",
+        previous_response_id=first.id,
+        tools=[calc(url, None)],
+        input=[{"type": "mcp_approval_response", "approval_request_id": req.id, "approve": True}],
+    ) as stream:
+        types = [e.type for e in stream]
+        second = stream.get_final_response()
+    assert second.status == "completed"
+    assert [i.type for i in second.output] == ["mcp_call", "message"]
+    assert second.output[0].approval_request_id == req.id
+    assert second.output[0].output == "9"
+    assert "response.mcp_call.completed" in types
+    assert second.output_text == "It is 9."
+
+
 def test_approval_round_trip_with_create(setup):
+    """The opt-in mode (per request header): the approval ends `requires_action`."""
     client, fake, url = setup
     fake.script({"tool_calls": [{"name": "calc__add", "arguments": '{"a":2,"b":3}'}]})
-    first = client.responses.create(model="m", input="2+3?", tools=[calc(url, None)])
+    first = client.responses.create(
+        model="m",
+        input="2+3?",
+        tools=[calc(url, None)],
+        extra_headers={"X-Windlass-Client-Tools-Status": "requires_action"},
+    )
     assert first.status == "requires_action"
     req = first.output[-1]
     assert req.type == "mcp_approval_request" and req.name == "add"

@@ -62,12 +62,55 @@ def test_previous_response_id_remembers(client, fake):
     assert msgs[1]["content"] == "Nice to meet you, Alice."
 
 
+# The opt-in mode, per request: a pause for the client ends `requires_action`.
+OPT_IN = {"X-Windlass-Client-Tools-Status": "requires_action"}
+
+
+def test_stream_helper_function_tool_round_trip(client, fake):
+    """Default settings: a pause for the client ends `completed` with
+    `response.completed`, which the SDK's stream helper requires."""
+    fake.script(
+        {"tool_calls": [{"name": "get_weather", "arguments": '{"city":"Paris"}', "id": "call_s1"}]},
+        {"text": "Sunny in Paris.", "chunk_chars": 5},
+    )
+    with client.responses.stream(model="m", input="Weather in Paris?", tools=[WEATHER]) as stream:
+        types = [e.type for e in stream]
+        first = stream.get_final_response()
+    assert first.status == "completed"
+    assert types[-1] == "response.completed"
+    assert "response.function_call_arguments.done" in types
+    call = [o for o in first.output if o.type == "function_call"][0]
+    assert (call.name, call.call_id, call.arguments) == ("get_weather", "call_s1", '{"city":"Paris"}')
+    with client.responses.stream(
+        model="m",
+        previous_response_id=first.id,
+        tools=[WEATHER],
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "sunny, 24C"}],
+    ) as stream:
+        deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
+        final = stream.get_final_response()
+    assert final.status == "completed"
+    assert "".join(deltas) == final.output_text == "Sunny in Paris."
+    msgs = fake.requests()[-1]["messages"]
+    assert msgs[-1] == {"role": "tool", "tool_call_id": "call_s1", "content": "sunny, 24C"}
+
+
+def test_bad_client_tools_status_header_is_a_400(client, fake):
+    before = len(fake.requests())
+    with pytest.raises(openai.BadRequestError) as e:
+        client.responses.create(
+            model="m", input="hi", extra_headers={"X-Windlass-Client-Tools-Status": "later"}
+        )
+    assert e.value.body["param"] == "X-Windlass-Client-Tools-Status"
+    assert len(fake.requests()) == before
+
+
 def test_requires_action_round_trip(client, fake):
     fake.script(
         {"tool_calls": [{"name": "get_weather", "arguments": '{"city":"Paris"}', "id": "call_w1"}]},
         {"text": "It is sunny in Paris."},
     )
-    r = client.responses.create(model="m", input="Weather in Paris?", tools=[WEATHER])
+    r = client.responses.create(model="m", input="Weather in Paris?", tools=[WEATHER], extra_headers=OPT_IN)
     assert r.status == "requires_action"
     call = [o for o in r.output if o.type == "function_call"][0]
     assert call.name == "get_weather" and call.call_id == "call_w1"
@@ -162,3 +205,26 @@ def test_client_tools_completed_mode(completed_mode):
         input=[{"type": "function_call_output", "call_id": "call_o", "output": "-5C"}],
     )
     assert done.output_text == "Cold."
+
+
+def test_server_opt_in_requires_action_and_header_override(fake):
+    """`--client-tools-status requires-action` on the real binary; a request's
+    header can still ask for OpenAI's `completed`."""
+    w = Windlass(fake.upstream, "--client-tools-status", "requires-action")
+    try:
+        client = OpenAI(base_url=w.base + "/v1", api_key="test", max_retries=0)
+        fake.script({"tool_calls": [{"name": "get_weather", "arguments": "{}", "id": "call_r1"}]})
+        r = client.responses.create(model="m", input="Weather?", tools=[WEATHER])
+        assert r.status == "requires_action"
+        fake.script({"tool_calls": [{"name": "get_weather", "arguments": "{}", "id": "call_r2"}]})
+        with client.responses.stream(
+            model="m",
+            input="Weather?",
+            tools=[WEATHER],
+            extra_headers={"X-Windlass-Client-Tools-Status": "completed"},
+        ) as stream:
+            final = stream.get_final_response()
+        assert final.status == "completed"
+        assert final.output[-1].call_id == "call_r2"
+    finally:
+        w.close()

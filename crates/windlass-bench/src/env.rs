@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use windlass_engine::{ClientFunctions, Engine, EngineConfig, ResponseStore};
+use windlass_engine::{Engine, EngineConfig, ResponseStore};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
 use windlass_server::{AppState, ServerConfig};
 use windlass_store::SqliteStore;
@@ -123,7 +123,6 @@ impl Bench {
                 let engine = Engine::builder(provider, dyn_store)
                     .config(engine_cfg)
                     .executor(mock.arc())
-                    .executor(Arc::new(ClientFunctions))
                     .build();
                 let state = AppState::new(engine, ServerConfig::default());
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

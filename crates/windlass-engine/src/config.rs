@@ -2,15 +2,49 @@
 
 use std::time::Duration;
 
-/// How a response with pending client function calls ends.
+/// How a response that pauses for the client (client function calls, MCP
+/// approval requests) ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ClientToolsStatus {
-    /// Seed 000: status `requires_action`, event `response.requires_action`.
+    /// OpenAI's behaviour, which every OpenAI client expects: status
+    /// `completed`, event `response.completed`; the pending calls are in `output`.
     #[default]
-    RequiresAction,
-    /// OpenAI's form for strict clients: status `completed`, `response.completed`.
     Completed,
+    /// Opt-in: status `requires_action`, event `response.requires_action`,
+    /// which neither the OpenAI API nor OpenResponses defines.
+    RequiresAction,
 }
+
+impl ClientToolsStatus {
+    /// Parses `requires_action` / `requires-action` / `completed`.
+    pub fn parse(s: &str) -> Option<ClientToolsStatus> {
+        match s {
+            "completed" => Some(ClientToolsStatus::Completed),
+            "requires_action" | "requires-action" => Some(ClientToolsStatus::RequiresAction),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the loop runs tools or returns the model's calls as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoopMode {
+    /// Tools run server-side where an owner is configured; calls to client
+    /// tools pause the response for the client.
+    #[default]
+    Agentic,
+    /// One model turn; its tool calls are returned, never run, and the
+    /// response ends `completed` (a plain proxy; `tool_choice: none` too).
+    SingleShot,
+}
+
+/// The text of the completion check's verification prompt, sent as a
+/// system message after the first text-only answer of a response that used
+/// tools.
+pub const VERIFICATION_PROMPT: &str = "Before I accept your answer, please verify:\n\
+1. Have you completed all parts of the task?\n\
+2. Have you verified your results (e.g., by reading output files)?\n\
+If the task is not fully complete, continue working. If it is complete, restate your final answer.";
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -28,6 +62,16 @@ pub struct EngineConfig {
     /// Wall-clock limit for a whole response (None: unlimited).
     pub max_response_time: Option<Duration>,
     pub client_tools_status: ClientToolsStatus,
+    pub loop_mode: LoopMode,
+    /// Tool calls one model turn may make; the rest get an error output
+    /// (None: no limit).
+    pub max_tool_calls_per_turn: Option<u32>,
+    /// Consecutive failed tool calls that end the response `incomplete` /
+    /// `tool_error_threshold` (None: never).
+    pub tool_error_threshold: Option<u32>,
+    /// The completion check: the first text-only answer of a response that
+    /// used tools is met with [`VERIFICATION_PROMPT`]; the next one is final.
+    pub completion_check: bool,
 }
 
 impl Default for EngineConfig {
@@ -39,7 +83,11 @@ impl Default for EngineConfig {
             tool_concurrency: 8,
             tool_timeout: Duration::from_secs(60),
             max_response_time: None,
-            client_tools_status: ClientToolsStatus::RequiresAction,
+            client_tools_status: ClientToolsStatus::Completed,
+            loop_mode: LoopMode::Agentic,
+            max_tool_calls_per_turn: None,
+            tool_error_threshold: None,
+            completion_check: false,
         }
     }
 }

@@ -1,35 +1,43 @@
-//! `Engine::run`: the one agent loop every surface drives.
+//! `Engine::run`: the one agent loop every surface drives, as named steps
+//! around `decide_next_action`.
 
 use std::collections::HashSet;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn, Instrument};
-use windlass_protocol::{EventData, Item, McpCallStatus, ResponseStatus, Usage};
+use windlass_protocol::{EventData, Item, McpCallStatus, Usage};
 
-use crate::config::ClientToolsStatus;
+use crate::classify::{classify, Source};
+use crate::config::LoopMode;
+use crate::deadline::Deadline;
 use crate::emitter::Emitter;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineInner};
 use crate::error::RunFailure;
-use crate::execute::{child, execute_calls};
+use crate::execute::execute_calls;
 use crate::finish::{finalize, Ending};
-use crate::ports::policy::{CallDecision, LoopBudget, TurnDecision};
-use crate::ports::provider::ProviderError;
+use crate::outcome::{PauseReason, RunOutcome, StopReason};
+use crate::ports::events::{CallReport, CallVerdict, RunEvent, TurnReport};
+use crate::ports::policy::{LoopBudget, TurnDecision};
 use crate::ports::sink::EventSink;
 use crate::ports::tools::{ToolCall, ToolContext};
 use crate::prepare::PreparedRun;
 use crate::state::{
     decide_next_action, Disposition, Finish, Interrupt, LoopState, NextAction, PendingCall, Phase,
-    Runner,
+    Verification,
 };
-use crate::tooling::CallOwner;
 use crate::turn::{run_turn, TurnError};
 
-/// The result of a run: the final response, and why it failed if it did.
-#[derive(Debug, Clone)]
-pub struct RunOutcome {
-    pub response: windlass_protocol::ResponseResource,
-    pub failure: Option<RunFailure>,
+/// One run in progress: what the steps share.
+struct Driver<'e, 's> {
+    inner: &'e EngineInner,
+    run: PreparedRun,
+    out: Emitter<'s>,
+    state: LoopState,
+    usage: Option<Usage>,
+    started: Instant,
+    /// Where the completion check's prompt sits in the output, once sent.
+    verify_at: Option<usize>,
 }
 
 impl Engine {
@@ -55,297 +63,277 @@ impl Engine {
         cancel: CancellationToken,
     ) -> RunOutcome {
         let inner = &*self.inner;
-        let started = Instant::now();
-        let upstream_stream = run.stream();
-        // The wall-clock budget stops whatever is running (model call or tools)
-        // through a child token, and ends the response `incomplete`.
-        let outer = cancel;
-        let cancel = outer.child_token();
-        let deadline = inner.config.max_response_time.map(|limit| {
-            let token = cancel.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(limit).await;
-                token.cancel();
-            })
-        });
-        let mut out = Emitter::new(run.response.clone(), sink, outer.clone());
-        out.emit_snapshot(|response| EventData::Created { response })
-            .await;
-        out.emit_snapshot(|response| EventData::InProgress { response })
-            .await;
-
-        let mut state = LoopState::new(
-            inner.config.max_agentic_turns,
-            run.call_budget,
-            run.single_shot,
-        );
-        if !run.single_shot {
-            let calls = run.pending.clone().into_iter();
-            state.pending = self.classify(&run, calls, &HashSet::new(), 0, false).await;
-        }
-        let mut usage: Option<Usage> = None;
-        let mut run = run;
-        let mut paused = false;
-
-        let listed =
-            crate::mcp::listing::list_new_servers(inner, &mut run, &mut out, &cancel).await;
-        let ending = if let Err(ending) = listed {
-            ending
-        } else {
-            loop {
-                if cancel.is_cancelled() {
-                    break Ending::Cancelled;
-                }
-                match decide_next_action(&state) {
-                    NextAction::CallModel => {
-                        if let Some(stop) = self.turn_gate(&run, &state, started).await {
-                            state.stop = Some(stop);
-                            continue;
-                        }
-                        let turn = state.turns;
-                        let request = crate::upstream::model_request(
-                            &run,
-                            &out.response.output,
-                            turn,
-                            upstream_stream,
-                        );
-                        let turn_span = tracing::info_span!("model_turn", turn);
-                        let turn_started = Instant::now();
-                        let stream = tokio::select! {
-                            biased;
-                            _ = cancel.cancelled() => break Ending::Cancelled,
-                            s = inner.provider.start(request).instrument(turn_span.clone()) => s,
-                        };
-                        let stream = match stream {
-                            Ok(s) => s,
-                            Err(e) => break provider_failure(&e),
-                        };
-                        let (result, _) = run_turn(&mut out, stream, &run.tools, &cancel)
-                            .instrument(turn_span.clone())
-                            .await;
-                        state.turns += 1;
-                        let outcome = match result {
-                            Ok(o) => o,
-                            Err(TurnError::Cancelled) => break Ending::Cancelled,
-                            Err(TurnError::Provider(e)) => break provider_failure(&e),
-                        };
-                        turn_span.in_scope(|| {
-                            info!(
-                                duration_ms = turn_started.elapsed().as_secs_f64() * 1000.0,
-                                tool_calls = outcome.calls.len(),
-                                "model turn done"
-                            )
-                        });
-                        if let Some(u) = outcome.usage {
-                            usage.get_or_insert_with(Usage::default).add(&u);
-                        }
-                        state.last_finish = outcome.finish;
-                        state.pending = if run.single_shot {
-                            outcome
-                                .calls
-                                .into_iter()
-                                .map(|call| PendingCall {
-                                    call,
-                                    disposition: Disposition::Client,
-                                })
-                                .collect()
-                        } else {
-                            self.classify(
-                                &run,
-                                outcome.calls.into_iter(),
-                                &outcome.approvals,
-                                state.turns,
-                                true,
-                            )
-                            .await
-                        };
-                        state.phase = Phase::AfterModel;
-                    }
-                    NextAction::ExecuteTools(plan) => {
-                        let planned: Vec<String> =
-                            plan.iter().map(|p| p.call.call_id.clone()).collect();
-                        let ctx = ToolContext {
-                            response_id: run.response.id.clone(),
-                            cancel: child(&cancel),
-                            turn: state.turns,
-                        };
-                        match execute_calls(inner, &run, &mut out, plan, &ctx).await {
-                            Some(n) => state.executed_calls += n,
-                            None => break Ending::Cancelled,
-                        }
-                        // What is left is either over the tool-call budget (server
-                        // calls) or a continuation's unanswered client calls, which
-                        // go to the model as they are (seed 000 edge case).
-                        state.pending.retain(|p| {
-                            !planned.contains(&p.call.call_id)
-                                && matches!(p.disposition, Disposition::Execute { .. })
-                        });
-                        state.phase = Phase::AfterTools;
-                    }
-                    NextAction::Interrupt(Interrupt::ClientCalls | Interrupt::Approval) => {
-                        paused = true;
-                        break match inner.config.client_tools_status {
-                            ClientToolsStatus::RequiresAction => Ending::Done(Finish {
-                                status: ResponseStatus::RequiresAction,
-                                incomplete_reason: None,
-                            }),
-                            ClientToolsStatus::Completed => Ending::Done(Finish::completed()),
-                        };
-                    }
-                    NextAction::Finish(f) => break Ending::Done(f),
-                }
-            }
+        let deadline = Deadline::start(inner.config.max_response_time, cancel);
+        let out = Emitter::new(run.response.clone(), sink, deadline.outer().clone());
+        let mut d = Driver {
+            inner,
+            state: initial_state(&run),
+            run,
+            out,
+            usage: None,
+            started: Instant::now(),
+            verify_at: None,
         };
-        close_open_items(&mut out, paused).await;
-        if let Some(timer) = deadline {
-            timer.abort();
-        }
+        d.out
+            .emit_snapshot(|response| EventData::Created { response })
+            .await;
+        d.out
+            .emit_snapshot(|response| EventData::InProgress { response })
+            .await;
+        let ending = d.run_loop(&deadline.token).await;
+        let paused = matches!(ending, Ending::Paused(_));
+        close_open_items(&mut d.out, paused).await;
         let ending = match ending {
-            Ending::Cancelled if !outer.is_cancelled() && cancel.is_cancelled() => {
-                Ending::Done(Finish::incomplete("max_response_time"))
+            Ending::Cancelled if deadline.expired() => {
+                Ending::Done(Finish::Stopped(StopReason::MaxResponseTime))
             }
             other => other,
         };
+        drop(deadline);
         if let Ending::Failed(f) = &ending {
-            warn!(code = %f.code, message = %f.message, "response failed");
+            warn!(code = %f.code(), message = %f.message, "response failed");
         }
-        finalize(inner, &run, out, ending, usage).await
+        finalize(inner, &d.run, d.out, ending, d.usage).await
     }
+}
 
-    /// The policy's and the wall clock's say before a model turn.
-    async fn turn_gate(
-        &self,
-        run: &PreparedRun,
-        state: &LoopState,
-        started: Instant,
-    ) -> Option<Finish> {
-        let inner = &*self.inner;
-        if let Some(limit) = inner.config.max_response_time {
-            if started.elapsed() >= limit {
-                return Some(Finish::incomplete("max_response_time"));
+fn initial_state(run: &PreparedRun) -> LoopState {
+    let mut state = LoopState::new(run.limits.max_turns, run.limits.call_budget, run.mode);
+    state.error_threshold = run.limits.error_threshold;
+    if run.limits.completion_check {
+        state.verification = Verification::Armed;
+    }
+    state
+}
+
+impl Driver<'_, '_> {
+    /// Lists new MCP servers, settles the parent's calls, then loops.
+    async fn run_loop(&mut self, cancel: &CancellationToken) -> Ending {
+        let listed =
+            crate::mcp::listing::list_new_servers(self.inner, &mut self.run, &mut self.out, cancel)
+                .await;
+        if let Err(ending) = listed {
+            return ending;
+        }
+        if self.run.mode == LoopMode::Agentic && !self.run.pending.is_empty() {
+            let calls = self.run.pending.clone();
+            self.state.pending = self
+                .classify(calls, Source::Continuation, &HashSet::new())
+                .await;
+        }
+        loop {
+            if cancel.is_cancelled() {
+                return Ending::Cancelled;
+            }
+            let step = match decide_next_action(&self.state) {
+                NextAction::CallModel => self.model_step(cancel).await,
+                NextAction::Verify => {
+                    self.verify();
+                    Ok(())
+                }
+                NextAction::ExecuteTools(plan) => self.tools_step(plan, cancel).await,
+                NextAction::Interrupt(Interrupt::ClientCalls) => {
+                    Err(Ending::Paused(PauseReason::ClientCalls))
+                }
+                NextAction::Interrupt(Interrupt::Approval) => {
+                    Err(Ending::Paused(PauseReason::Approval))
+                }
+                NextAction::Finish(f) => Err(Ending::Done(f)),
+            };
+            if let Err(ending) = step {
+                return ending;
             }
         }
-        let ctx = run.policy_context(state.turns, false);
-        let budget = LoopBudget {
-            turns: state.turns,
-            tool_calls: state.executed_calls,
-            elapsed: started.elapsed(),
-        };
-        match inner.policy.before_turn(&ctx, &budget).await {
-            TurnDecision::Continue => None,
-            TurnDecision::Stop { reason } => Some(Finish::incomplete(&reason)),
-        }
     }
 
-    /// Decides, before anything runs, who handles each call of a turn.
-    /// `from_model`: the calls of a model turn (not a continuation's).
     async fn classify(
-        &self,
-        run: &PreparedRun,
-        calls: impl Iterator<Item = ToolCall>,
+        &mut self,
+        calls: Vec<ToolCall>,
+        source: Source,
         approvals: &HashSet<String>,
-        turn: u32,
-        from_model: bool,
     ) -> Vec<PendingCall> {
-        let inner = &*self.inner;
-        let calls: Vec<ToolCall> = calls.collect();
-        let owners: Vec<CallOwner> = calls
-            .iter()
-            .map(|c| run.tools.owner(&c.name, &inner.executors))
-            .collect();
-        let mut decided: Vec<Option<Disposition>> = vec![None; calls.len()];
-        // First the calls that can pause the turn: client calls and approval requests.
-        for (i, call) in calls.iter().enumerate() {
-            decided[i] = match static_rejection(run, call, &owners[i]) {
-                Some(reject) => Some(reject),
-                None if owners[i] == CallOwner::Client || approvals.contains(&call.call_id) => {
-                    Some(self.decide(run, call, &owners[i], approvals, turn).await)
-                }
-                None => None,
-            };
+        classify(
+            self.inner,
+            &self.run,
+            &mut self.out,
+            calls,
+            source,
+            approvals,
+        )
+        .await
+    }
+
+    /// One model turn: the policy's and the budget's say, the upstream call,
+    /// its items and events, then who handles each of its calls.
+    async fn model_step(&mut self, cancel: &CancellationToken) -> Result<(), Ending> {
+        if let Some(stop) = turn_gate(self.inner, &self.run, &self.state, self.started).await {
+            self.state.stop = Some(stop);
+            return Ok(());
         }
-        // A turn that pauses runs none of its server calls now; the
-        // continuation classifies them again, so the policy sees each call
-        // once (seed 004 rate limits count calls).
-        let pauses = from_model
-            && decided
-                .iter()
-                .any(|d| matches!(d, Some(Disposition::Client | Disposition::Approval)));
+        let turn = self.state.turns;
+        let verification = self.verify_at == Some(self.out.response.output.len())
+            && self.state.verification == Verification::Sent;
+        self.out.observe(RunEvent::TurnStarted { turn }).await;
+        let request = crate::upstream::model_request(
+            &self.run,
+            &self.out.response.output,
+            turn,
+            self.run.stream(),
+            self.verify_at,
+        );
+        let turn_span = tracing::info_span!("model_turn", turn);
+        let turn_started = Instant::now();
+        let stream = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(Ending::Cancelled),
+            s = self.inner.provider.start(request).instrument(turn_span.clone()) => s,
+        };
+        let stream = stream.map_err(|e| Ending::Failed(RunFailure::from_provider(&e)))?;
+        let (result, _) = run_turn(&mut self.out, stream, &self.run.tools, cancel)
+            .instrument(turn_span.clone())
+            .await;
+        self.state.turns += 1;
+        let duration = turn_started.elapsed();
+        let outcome = match result {
+            Ok(o) => o,
+            Err(e) => {
+                self.observe_turn(TurnReport {
+                    turn,
+                    duration,
+                    usage: None,
+                    finish: None,
+                    tool_calls: 0,
+                    verification,
+                })
+                .await;
+                return Err(match e {
+                    TurnError::Cancelled => Ending::Cancelled,
+                    TurnError::Provider(e) => Ending::Failed(RunFailure::from_provider(&e)),
+                });
+            }
+        };
+        turn_span.in_scope(|| {
+            info!(
+                duration_ms = duration.as_secs_f64() * 1000.0,
+                tool_calls = outcome.calls.len(),
+                "model turn done"
+            )
+        });
+        if let Some(u) = &outcome.usage {
+            self.usage.get_or_insert_with(Usage::default).add(u);
+        }
+        self.observe_turn(TurnReport {
+            turn,
+            duration,
+            usage: outcome.usage,
+            finish: outcome.finish.clone(),
+            tool_calls: outcome.calls.len(),
+            verification,
+        })
+        .await;
+        self.state.last_finish = outcome.finish;
+        self.state.model_calls += outcome.calls.len() as u64;
+        self.state.pending = match self.run.mode {
+            LoopMode::SingleShot => self.returned(outcome.calls, turn).await,
+            LoopMode::Agentic => {
+                self.classify(outcome.calls, Source::Turn(turn), &outcome.approvals)
+                    .await
+            }
+        };
+        self.state.phase = Phase::AfterModel;
+        Ok(())
+    }
+
+    async fn observe_turn(&mut self, report: TurnReport) {
+        self.out.observe(RunEvent::TurnFinished(report)).await;
+    }
+
+    /// Single-shot: the calls go back to the client as they are.
+    async fn returned(&mut self, calls: Vec<ToolCall>, turn: u32) -> Vec<PendingCall> {
         let mut pending = Vec::with_capacity(calls.len());
-        for ((call, owner), slot) in calls.into_iter().zip(owners).zip(decided) {
-            let disposition = match slot {
-                Some(d) => d,
-                None if pauses => Disposition::Execute {
-                    runner: runner(&owner),
-                    arguments: call.arguments.clone(),
-                },
-                None => self.decide(run, &call, &owner, approvals, turn).await,
+        for call in calls {
+            let owner = self.run.tools.owner(&call.name).cloned();
+            let verdict = CallVerdict::Client {
+                arguments: call.arguments.clone(),
             };
-            pending.push(PendingCall { call, disposition });
+            self.out
+                .observe(RunEvent::CallDecided(CallReport {
+                    turn: Some(turn),
+                    call: call.clone(),
+                    owner,
+                    verdict,
+                    rule: None,
+                }))
+                .await;
+            pending.push(PendingCall {
+                call,
+                disposition: Disposition::Client,
+            });
         }
         pending
     }
 
-    /// The policy's word on one call, and who runs it.
-    async fn decide(
-        &self,
-        run: &PreparedRun,
-        call: &ToolCall,
-        owner: &CallOwner,
-        approvals: &HashSet<String>,
-        turn: u32,
-    ) -> Disposition {
-        // A call the client approved is not sent back for approval.
-        let approved = run.mcp.approvals.contains_key(&call.call_id)
-            && !run.mcp.denied.contains_key(&call.call_id);
-        let ctx = run.policy_context(turn, approved);
-        let def = run.tools.get(&call.name);
-        match self.inner.policy.before_call(&ctx, call, def).await {
-            CallDecision::Deny { reason } => {
-                Disposition::Reject(format!("Error: tool '{}' was blocked: {reason}", call.name))
-            }
-            CallDecision::RequireApproval if !approved => Disposition::Approval,
-            _ if approvals.contains(&call.call_id) => Disposition::Approval,
-            decision => {
-                let arguments = match decision {
-                    CallDecision::AllowWithArguments(a) => a,
-                    _ => call.arguments.clone(),
-                };
-                match owner {
-                    CallOwner::Executor(_) | CallOwner::Mcp => Disposition::Execute {
-                        runner: runner(owner),
-                        arguments,
-                    },
-                    _ => Disposition::Client,
-                }
-            }
+    /// The completion check: the verification prompt goes after the answer,
+    /// and the model is asked again (the turn counts like any other).
+    fn verify(&mut self) {
+        self.state.verification = Verification::Sent;
+        self.verify_at = Some(self.out.response.output.len());
+        // Like after a round of tools: the model is called again.
+        self.state.phase = Phase::AfterTools;
+    }
+
+    /// Runs a planned round of server calls.
+    async fn tools_step(
+        &mut self,
+        plan: Vec<PendingCall>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Ending> {
+        let planned: Vec<String> = plan.iter().map(|p| p.call.call_id.clone()).collect();
+        let ctx = ToolContext {
+            response_id: self.run.response.id.clone(),
+            cancel: cancel.child_token(),
+            turn: self.state.turns,
+        };
+        let ran = execute_calls(self.inner, &self.run, &mut self.out, plan, &ctx)
+            .await
+            .ok_or(Ending::Cancelled)?;
+        self.state.executed_calls += ran.executed;
+        for failed in ran.failed {
+            self.state.consecutive_errors = if failed {
+                self.state.consecutive_errors + 1
+            } else {
+                0
+            };
         }
+        // What is left is either over the tool-call budget (server calls) or
+        // a continuation's unanswered client calls, which go to the model as
+        // they are (seed 000 edge case).
+        self.state.pending.retain(|p| {
+            !planned.contains(&p.call.call_id)
+                && matches!(p.disposition, Disposition::Execute { .. })
+        });
+        self.state.phase = Phase::AfterTools;
+        Ok(())
     }
 }
 
-/// Calls that are refused whatever the policy says.
-fn static_rejection(run: &PreparedRun, call: &ToolCall, owner: &CallOwner) -> Option<Disposition> {
-    if let Some(reason) = run.mcp.denied.get(&call.call_id) {
-        Some(Disposition::Reject(format!("Error: {reason}")))
-    } else if *owner == CallOwner::Unknown {
-        Some(Disposition::Reject(format!(
-            "Error: tool '{}' is not available in this request.",
-            call.name
-        )))
-    } else if !run.tools.is_allowed(&call.name) {
-        Some(Disposition::Reject(format!(
-            "Error: tool '{}' is not allowed for this request (allowed_tools).",
-            call.name
-        )))
-    } else {
-        None
-    }
-}
-
-fn runner(owner: &CallOwner) -> Runner {
-    match owner {
-        CallOwner::Executor(i) => Runner::Executor(*i),
-        _ => Runner::Mcp,
+/// The policy's say before a model turn. (A free function: a future
+/// holding `&Driver` would need the sink to be `Sync`.)
+async fn turn_gate(
+    inner: &EngineInner,
+    run: &PreparedRun,
+    state: &LoopState,
+    started: Instant,
+) -> Option<Finish> {
+    let ctx = run.policy_context(state.turns, false);
+    let budget = LoopBudget {
+        turns: state.turns,
+        tool_calls: state.executed_calls,
+        elapsed: started.elapsed(),
+    };
+    match inner.policy.before_turn(&ctx, &budget).await {
+        TurnDecision::Continue => None,
+        TurnDecision::Stop { reason } => Some(Finish::Stopped(StopReason::Policy(reason))),
     }
 }
 
@@ -361,8 +349,4 @@ async fn close_open_items(out: &mut Emitter<'_>, paused: bool) {
         }
         out.item_done(idx).await;
     }
-}
-
-fn provider_failure(e: &ProviderError) -> Ending {
-    Ending::Failed(RunFailure::from_provider(e))
 }

@@ -6,7 +6,10 @@
 use tokio_util::sync::CancellationToken;
 use windlass_protocol::{EventData, Item, ResponseResource, StreamEvent};
 
+use crate::outcome::RunStats;
+use crate::ports::events::RunEvent;
 use crate::ports::sink::EventSink;
+use crate::trace::TraceRecorder;
 
 pub(crate) struct Emitter<'s> {
     pub response: ResponseResource,
@@ -17,6 +20,10 @@ pub(crate) struct Emitter<'s> {
     client_gone: bool,
     /// Items announced but not yet done, in output order.
     open: Vec<usize>,
+    run_events: bool,
+    /// The run's counts and trace, kept from its run events.
+    pub stats: RunStats,
+    pub trace: TraceRecorder,
 }
 
 impl<'s> Emitter<'s> {
@@ -26,7 +33,12 @@ impl<'s> Emitter<'s> {
         cancel: CancellationToken,
     ) -> Self {
         let events = sink.wants_events();
+        let run_events = sink.wants_run_events();
+        let trace = TraceRecorder::new(&response.id);
         Emitter {
+            run_events,
+            stats: RunStats::default(),
+            trace,
             response,
             sink,
             events,
@@ -56,6 +68,25 @@ impl<'s> Emitter<'s> {
         if self.sink.send(event).await.is_err() {
             self.client_gone = true;
             self.cancel.cancel();
+        }
+    }
+
+    /// Records a run event (counts, trace) and hands it to the sink if it
+    /// wants run events.
+    pub async fn observe(&mut self, event: RunEvent) {
+        match &event {
+            RunEvent::TurnFinished(_) => self.stats.turns += 1,
+            RunEvent::CallDecided(c) if c.turn.is_some() => {
+                self.stats.tool_calls += 1;
+                if !self.stats.tools_used.contains(&c.call.name) {
+                    self.stats.tools_used.insert(c.call.name.clone());
+                }
+            }
+            _ => {}
+        }
+        self.trace.record(&event);
+        if self.run_events && !self.client_gone {
+            self.sink.run_event(event).await;
         }
     }
 

@@ -1,6 +1,6 @@
 //! Errors the engine reports before a response starts, and how a run failed.
 
-use crate::ports::provider::{ProviderError, TimeoutPhase};
+use crate::ports::provider::ProviderError;
 use crate::ports::store::StoreError;
 
 /// A request the engine refuses before running it. Nothing is written.
@@ -42,63 +42,108 @@ impl EngineError {
     }
 }
 
-/// Why a run ended `failed`, with what a JSON surface needs to answer.
+/// Why a run failed, as a type: each surface chooses its own answer (the
+/// HTTP server maps it to a status code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FailureKind {
+    UpstreamUnreachable,
+    UpstreamTimeout,
+    /// The upstream answered 429.
+    UpstreamRateLimited,
+    /// The upstream refused the operator's credentials (401/403): the
+    /// client is not at fault and never sees the upstream's text.
+    UpstreamAuth,
+    /// The upstream refused the request (another 4xx).
+    UpstreamRejected,
+    /// The upstream answered 5xx.
+    UpstreamError,
+    UpstreamInterrupted,
+    UpstreamProtocol,
+    /// The request uses something this upstream cannot carry.
+    UnsupportedForUpstream,
+    /// A declared MCP server could not list its tools.
+    McpListToolsFailed,
+    /// The finished response could not be stored.
+    Storage,
+    Internal,
+}
+
+impl FailureKind {
+    /// The response's `error.code`.
+    pub fn code(self) -> &'static str {
+        match self {
+            FailureKind::UpstreamUnreachable => "upstream_unreachable",
+            FailureKind::UpstreamTimeout => "upstream_timeout",
+            FailureKind::UpstreamRateLimited => "rate_limit_exceeded",
+            FailureKind::UpstreamAuth => "upstream_auth_failed",
+            FailureKind::UpstreamRejected => "upstream_rejected",
+            FailureKind::UpstreamError => "upstream_error",
+            FailureKind::UpstreamInterrupted => "upstream_interrupted",
+            FailureKind::UpstreamProtocol => "upstream_protocol_error",
+            FailureKind::UnsupportedForUpstream => "unsupported_for_upstream",
+            FailureKind::McpListToolsFailed => "mcp_list_tools_failed",
+            FailureKind::Storage => "storage_error",
+            FailureKind::Internal => "internal_error",
+        }
+    }
+
+    /// The OpenAI error `type`.
+    pub fn error_type(self) -> &'static str {
+        match self {
+            FailureKind::UpstreamRateLimited => "rate_limit_error",
+            FailureKind::UpstreamRejected | FailureKind::UnsupportedForUpstream => {
+                "invalid_request_error"
+            }
+            _ => "server_error",
+        }
+    }
+}
+
+/// Why a run ended `failed`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunFailure {
-    /// The HTTP status a non-streaming surface should answer with.
-    pub http_status: u16,
-    /// OpenAI error `type`.
-    pub kind: &'static str,
-    /// The response `error.code`.
-    pub code: String,
+    pub kind: FailureKind,
     pub message: String,
     pub param: Option<String>,
 }
 
 impl RunFailure {
-    pub fn from_provider(err: &ProviderError) -> RunFailure {
-        let (http_status, kind, code, param) = match err {
-            ProviderError::Connect(_) => (502, "server_error", "upstream_unreachable", None),
-            ProviderError::Timeout(TimeoutPhase::Connect) => {
-                (504, "server_error", "upstream_timeout", None)
-            }
-            ProviderError::Timeout(_) => (504, "server_error", "upstream_timeout", None),
-            ProviderError::Status { status: 429, .. } => {
-                (429, "rate_limit_error", "rate_limit_exceeded", None)
-            }
-            // The operator's upstream key, not the client, is at fault.
-            ProviderError::Status {
-                status: 401 | 403, ..
-            } => (502, "server_error", "upstream_auth_failed", None),
-            ProviderError::Status { status, .. } if (400..500).contains(status) => {
-                (400, "invalid_request_error", "upstream_rejected", None)
-            }
-            ProviderError::Status { .. } => (502, "server_error", "upstream_error", None),
-            ProviderError::Interrupted(_) => (502, "server_error", "upstream_interrupted", None),
-            ProviderError::Protocol(_) => (502, "server_error", "upstream_protocol_error", None),
-            ProviderError::Unsupported { param, .. } => (
-                400,
-                "invalid_request_error",
-                "unsupported_for_upstream",
-                param.clone(),
-            ),
-        };
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> RunFailure {
         RunFailure {
-            http_status,
             kind,
-            code: code.to_owned(),
-            message: err.to_string(),
-            param,
+            message: message.into(),
+            param: None,
         }
     }
 
-    pub fn internal(code: &str, message: impl Into<String>) -> RunFailure {
+    /// The response's `error.code`.
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+
+    pub fn from_provider(err: &ProviderError) -> RunFailure {
+        let (kind, param) = match err {
+            ProviderError::Connect(_) => (FailureKind::UpstreamUnreachable, None),
+            ProviderError::Timeout(_) => (FailureKind::UpstreamTimeout, None),
+            ProviderError::Status { status: 429, .. } => (FailureKind::UpstreamRateLimited, None),
+            ProviderError::Status {
+                status: 401 | 403, ..
+            } => (FailureKind::UpstreamAuth, None),
+            ProviderError::Status { status, .. } if (400..500).contains(status) => {
+                (FailureKind::UpstreamRejected, None)
+            }
+            ProviderError::Status { .. } => (FailureKind::UpstreamError, None),
+            ProviderError::Interrupted(_) => (FailureKind::UpstreamInterrupted, None),
+            ProviderError::Protocol(_) => (FailureKind::UpstreamProtocol, None),
+            ProviderError::Unsupported { param, .. } => {
+                (FailureKind::UnsupportedForUpstream, param.clone())
+            }
+        };
         RunFailure {
-            http_status: 500,
-            kind: "server_error",
-            code: code.to_owned(),
-            message: message.into(),
-            param: None,
+            kind,
+            message: err.to_string(),
+            param,
         }
     }
 }

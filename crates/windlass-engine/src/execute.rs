@@ -2,32 +2,50 @@
 //! configured fan-out, results appended and announced in the model's order.
 
 use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt};
-use tokio_util::sync::CancellationToken;
 use tracing::{info, warn, Instrument};
 use windlass_protocol::ids::{new_id, prefix};
-use windlass_protocol::{FunctionCallOutput, Item, ItemStatus};
+use windlass_protocol::{FunctionCallOutput, Item, ItemStatus, ToolOutput};
 
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
 use crate::mcp::calls;
+use crate::ports::events::{CallOutcome, CallResult, RunEvent};
 use crate::ports::mcp::McpError;
 use crate::ports::tools::{ToolCall, ToolContext, ToolError, ToolResult};
 use crate::prepare::PreparedRun;
 use crate::state::{Disposition, PendingCall, Runner};
 use crate::tooling::CallKind;
 
-/// Runs `plan`; returns how many calls were really executed, or `None` when
-/// cancelled (running calls are dropped, which stops them).
+/// What a round of calls did.
+pub(crate) struct Ran {
+    /// Calls really executed (rejected ones are not).
+    pub executed: u64,
+    /// For each call of the plan, in model order: whether its output is an error.
+    pub failed: Vec<bool>,
+}
+
+/// One call's end as the round reports it.
+struct Done {
+    call: ToolCall,
+    result: ToolResult,
+    /// Set when an MCP failure was the server's or the transport's.
+    protocol: Option<i64>,
+    duration: Duration,
+    rejected: bool,
+}
+
+/// Runs `plan`; `None` when cancelled (running calls are dropped, which
+/// stops them).
 pub(crate) async fn execute_calls(
     inner: &EngineInner,
     run: &PreparedRun,
     out: &mut Emitter<'_>,
     plan: Vec<PendingCall>,
     ctx: &ToolContext,
-) -> Option<u64> {
+) -> Option<Ran> {
     let sequential = run.request.parallel_tool_calls == Some(false);
     let fan_out = if sequential {
         1
@@ -49,23 +67,46 @@ pub(crate) async fn execute_calls(
     let mut results = stream::iter(plan)
         .map(|p| run_one(inner, run, ctx, p))
         .buffered(fan_out);
+    let mut failed = Vec::new();
     loop {
         let next = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return None,
             next = results.next() => next,
         };
-        let Some((call, result, protocol)) = next else {
+        let Some(done) = next else {
             break;
         };
-        match mcp_items.get(&call.call_id) {
-            Some(&idx) => calls::finish_call(out, idx, result, protocol).await,
+        failed.push(done.result.is_error);
+        let outcome = match (done.rejected, done.result.is_error) {
+            (true, _) => CallOutcome::Denied,
+            (false, true) => CallOutcome::Error,
+            (false, false) => CallOutcome::Ok,
+        };
+        let report = CallResult {
+            call_id: done.call.call_id.clone(),
+            name: done.call.name.clone(),
+            outcome,
+            duration: done.duration,
+            output_bytes: output_bytes(&done.result.output),
+        };
+        match mcp_items.get(&done.call.call_id) {
+            Some(&idx) => calls::finish_call(out, idx, done.result, done.protocol).await,
             None => {
-                out.add_done_item(output_item(&call, result)).await;
+                out.add_done_item(output_item(&done.call, done.result))
+                    .await;
             }
         }
+        out.observe(RunEvent::CallFinished(report)).await;
     }
-    Some(executed)
+    Some(Ran { executed, failed })
+}
+
+fn output_bytes(o: &ToolOutput) -> usize {
+    match o {
+        ToolOutput::Text(t) => t.len(),
+        ToolOutput::Parts(_) => o.joined_text().len(),
+    }
 }
 
 /// The MCP server label and tool name a call goes to, if it is an MCP call.
@@ -74,7 +115,7 @@ fn mcp_target(run: &PreparedRun, call: &ToolCall) -> Option<(String, String)> {
         CallKind::Mcp { label, tool } | CallKind::McpApproval { label, tool } => {
             Some((label, tool))
         }
-        CallKind::Function => run.mcp.targets.get(&call.call_id).cloned(),
+        CallKind::Function | CallKind::Shaped(_) => run.mcp.targets.get(&call.call_id).cloned(),
     }
 }
 
@@ -83,17 +124,24 @@ async fn run_one(
     run: &PreparedRun,
     ctx: &ToolContext,
     pending: PendingCall,
-) -> (ToolCall, ToolResult, Option<i64>) {
+) -> Done {
     let PendingCall { call, disposition } = pending;
+    let not_run = |call: ToolCall, text: String| Done {
+        call,
+        result: ToolResult::error(text),
+        protocol: None,
+        duration: Duration::ZERO,
+        rejected: true,
+    };
     let (runner, arguments) = match disposition {
         Disposition::Execute { runner, arguments } => (runner, arguments),
         Disposition::Reject(reason) => {
             info!(tool = %call.name, call_id = %call.call_id, outcome = "rejected", %reason, "tool call not run");
-            return (call, ToolResult::error(reason), None);
+            return not_run(call, reason);
         }
         // The loop never plans these for execution.
-        Disposition::Client | Disposition::Approval => {
-            return (call, ToolResult::error("tool call was not executed"), None)
+        Disposition::Client | Disposition::Approval | Disposition::Deferred => {
+            return not_run(call, "tool call was not executed".to_owned())
         }
     };
     let span = tracing::info_span!("tool_call", tool = %call.name, call_id = %call.call_id, turn = ctx.turn);
@@ -149,13 +197,20 @@ async fn run_one(
         };
         let pctx = run.policy_context(ctx.turn, false);
         let result = inner.policy.after_call(&pctx, &run_call, result).await;
-        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let duration = started.elapsed();
+        let ms = duration.as_secs_f64() * 1000.0;
         if result.is_error {
             warn!(duration_ms = ms, outcome = "error", "tool call failed");
         } else {
             info!(duration_ms = ms, outcome = "ok", "tool call done");
         }
-        (call, result, protocol)
+        Done {
+            call,
+            result,
+            protocol,
+            duration,
+            rejected: false,
+        }
     }
     .instrument(span)
     .await
@@ -173,9 +228,4 @@ fn output_item(call: &ToolCall, result: ToolResult) -> Item {
         status: Some(ItemStatus::Completed),
         is_error: result.is_error.then_some(true),
     })
-}
-
-/// A token that fires with the response's, for one turn's tools.
-pub(crate) fn child(cancel: &CancellationToken) -> CancellationToken {
-    cancel.child_token()
 }

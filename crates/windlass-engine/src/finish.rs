@@ -1,18 +1,23 @@
 //! The end of a run: final status, persistence, then the one terminal event.
 
-use tracing::error;
-use windlass_protocol::{EventData, IncompleteDetails, ResponseError, ResponseStatus, Usage};
+use tracing::{error, warn};
+use windlass_protocol::{
+    EventData, IncompleteDetails, ResponseError, ResponseResource, ResponseStatus, Usage,
+};
 
-use crate::driver::RunOutcome;
+use crate::config::ClientToolsStatus;
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
-use crate::error::RunFailure;
+use crate::error::{FailureKind, RunFailure};
+use crate::outcome::{PauseReason, RunOutcome, StopReason, Termination};
 use crate::ports::store::NewResponse;
 use crate::prepare::{now_secs, PreparedRun};
 use crate::state::Finish;
+use crate::trace::Trace;
 
 pub(crate) enum Ending {
     Done(Finish),
+    Paused(PauseReason),
     Failed(RunFailure),
     Cancelled,
 }
@@ -25,48 +30,58 @@ pub(crate) async fn finalize(
     usage: Option<Usage>,
 ) -> RunOutcome {
     let mut failure = None;
-    {
+    let mut termination = {
         let r = &mut out.response;
         r.usage = usage;
         r.completed_at = Some(now_secs());
         match ending {
-            Ending::Done(f) => {
-                r.status = f.status;
-                r.incomplete_details = f
-                    .incomplete_reason
-                    .map(|reason| IncompleteDetails { reason });
+            Ending::Done(Finish::Completed) => {
+                r.status = ResponseStatus::Completed;
+                Termination::Completed
+            }
+            Ending::Done(Finish::Stopped(reason)) => {
+                // Seed 000: a spent tool-call budget still completes the response.
+                r.status = match reason {
+                    StopReason::MaxToolCalls => ResponseStatus::Completed,
+                    _ => ResponseStatus::Incomplete,
+                };
+                r.incomplete_details = Some(IncompleteDetails {
+                    reason: reason.as_str().to_owned(),
+                });
+                Termination::Stopped(reason)
+            }
+            Ending::Paused(reason) => {
+                r.status = match run.client_tools_status {
+                    ClientToolsStatus::RequiresAction => ResponseStatus::RequiresAction,
+                    ClientToolsStatus::Completed => ResponseStatus::Completed,
+                };
+                Termination::Paused(reason)
             }
             Ending::Failed(f) => {
                 r.status = ResponseStatus::Failed;
                 r.error = Some(ResponseError {
-                    code: f.code.clone(),
+                    code: f.code().to_owned(),
                     message: f.message.clone(),
                 });
                 failure = Some(f);
+                Termination::Failed
             }
-            Ending::Cancelled => r.status = ResponseStatus::Cancelled,
+            Ending::Cancelled => {
+                r.status = ResponseStatus::Cancelled;
+                Termination::Cancelled
+            }
         }
-    }
+    };
+    let trace = std::mem::take(&mut out.trace).finish();
     if run.store() {
-        let saved = inner
-            .store
-            .save(NewResponse {
-                response: &out.response,
-                input: &run.input,
-            })
-            .await;
-        if let Err(e) = saved {
-            error!(error = %e, "could not persist the response");
-            let f = RunFailure::internal(
-                "storage_error",
-                format!("the response could not be stored: {e}"),
-            );
+        if let Err(f) = persist(inner, run, &out.response, &trace).await {
             out.response.status = ResponseStatus::Failed;
             out.response.error = Some(ResponseError {
-                code: f.code.clone(),
+                code: f.code().to_owned(),
                 message: f.message.clone(),
             });
             failure = Some(f);
+            termination = Termination::Failed;
         }
     }
     let make: fn(Box<windlass_protocol::ResponseResource>) -> EventData = match out.response.status
@@ -81,8 +96,40 @@ pub(crate) async fn finalize(
         }
     };
     out.emit_snapshot(make).await;
+    let stats = std::mem::take(&mut out.stats);
     RunOutcome {
         response: out.response,
+        termination,
         failure,
+        stats,
+        trace,
     }
+}
+
+/// Stores the response, then its trace (a trace that cannot be stored is
+/// logged; the response stands).
+async fn persist(
+    inner: &EngineInner,
+    run: &PreparedRun,
+    response: &ResponseResource,
+    trace: &Trace,
+) -> Result<(), RunFailure> {
+    let saved = inner
+        .store
+        .save(NewResponse {
+            response,
+            input: &run.input,
+        })
+        .await;
+    if let Err(e) = saved {
+        error!(error = %e, "could not persist the response");
+        return Err(RunFailure::new(
+            FailureKind::Storage,
+            format!("the response could not be stored: {e}"),
+        ));
+    }
+    if let Err(e) = inner.store.save_trace(&response.id, trace).await {
+        warn!(error = %e, "could not persist the execution trace");
+    }
+    Ok(())
 }

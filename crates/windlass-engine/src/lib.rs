@@ -5,8 +5,10 @@
 //! then [`Engine::run`] with an [`EventSink`]. Streaming and non-streaming
 //! differ only in the sink.
 
-mod client_functions;
+mod classify;
+pub mod client_shapes;
 pub mod config;
+mod deadline;
 mod driver;
 mod emitter;
 mod engine;
@@ -14,23 +16,29 @@ pub mod error;
 mod execute;
 mod finish;
 mod mcp;
+pub mod outcome;
 pub mod ports;
 mod prepare;
 pub mod state;
 pub mod tooling;
+pub mod trace;
 mod turn;
-mod turn_calls;
 pub mod upstream;
 
-pub use client_functions::ClientFunctions;
 pub use config::*;
-pub use driver::RunOutcome;
 pub use engine::{Engine, EngineBuilder};
 pub use error::*;
+pub use outcome::*;
+pub use ports::events::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;
 pub use ports::provider::*;
 pub use ports::sink::*;
 pub use ports::store::*;
 pub use ports::tools::*;
-pub use prepare::{valid_name, with_id, PreparedRun};
+pub use prepare::{
+    valid_name, with_id, PreparedRun, META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS,
+    META_TOOL_ERROR_THRESHOLD,
+};
+pub use tooling::{mcp_tool_name, ToolOwner};
+pub use trace::{Trace, TraceAction, TraceStep};

@@ -3,8 +3,8 @@
 //! Pure and synchronous so every branch is unit-tested; the driver performs
 //! the action and updates the state.
 
-use windlass_protocol::ResponseStatus;
-
+use crate::config::LoopMode;
+use crate::outcome::StopReason;
 use crate::ports::provider::FinishReason;
 use crate::ports::tools::ToolCall;
 
@@ -16,10 +16,13 @@ pub enum Disposition {
     /// The client runs it.
     Client,
     /// Not run; this error text is fed back as its output (not allowed,
-    /// unknown tool, denied by policy).
+    /// unknown tool, denied by policy or user, over the per-turn limit).
     Reject(String),
     /// Needs a human approval before it may run.
     Approval,
+    /// A server call of a turn that pauses for the client: not checked nor
+    /// run now; the continuation decides it.
+    Deferred,
 }
 
 /// What runs a server-side call.
@@ -47,27 +50,11 @@ pub enum Phase {
     AfterTools,
 }
 
-/// How a response ends.
+/// How a response ends when the loop itself ends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finish {
-    pub status: ResponseStatus,
-    pub incomplete_reason: Option<String>,
-}
-
-impl Finish {
-    pub fn completed() -> Finish {
-        Finish {
-            status: ResponseStatus::Completed,
-            incomplete_reason: None,
-        }
-    }
-
-    pub fn incomplete(reason: &str) -> Finish {
-        Finish {
-            status: ResponseStatus::Incomplete,
-            incomplete_reason: Some(reason.to_owned()),
-        }
-    }
+pub enum Finish {
+    Completed,
+    Stopped(StopReason),
 }
 
 /// Why the response pauses for the client.
@@ -80,10 +67,24 @@ pub enum Interrupt {
 #[derive(Debug, Clone, PartialEq)]
 pub enum NextAction {
     CallModel,
+    /// The completion check: ask the model to verify its text-only answer,
+    /// then call it again.
+    Verify,
     /// Run these calls (in model order); `Reject` ones only get their error output.
     ExecuteTools(Vec<PendingCall>),
     Interrupt(Interrupt),
     Finish(Finish),
+}
+
+/// The completion check of one response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verification {
+    #[default]
+    Off,
+    /// On; the verification prompt was not sent yet.
+    Armed,
+    /// Sent: the next text-only answer is final.
+    Sent,
 }
 
 #[derive(Debug, Clone)]
@@ -96,27 +97,41 @@ pub struct LoopState {
     pub executed_calls: u64,
     /// Effective `max_tool_calls`.
     pub call_budget: u64,
-    /// No executors, or `tool_choice: none`: calls are returned, never run.
-    pub single_shot: bool,
+    pub mode: LoopMode,
     pub pending: Vec<PendingCall>,
     pub last_finish: Option<FinishReason>,
+    /// Tool calls the model made in this response.
+    pub model_calls: u64,
+    /// Server-handled calls that failed in a row (a success resets it).
+    pub consecutive_errors: u32,
+    /// Stop after this many consecutive failed calls.
+    pub error_threshold: Option<u32>,
+    pub verification: Verification,
     /// A stop requested from outside the model (policy, wall-clock budget).
     pub stop: Option<Finish>,
 }
 
 impl LoopState {
-    pub fn new(max_turns: u32, call_budget: u64, single_shot: bool) -> LoopState {
+    pub fn new(max_turns: u32, call_budget: u64, mode: LoopMode) -> LoopState {
         LoopState {
             phase: Phase::Start,
             turns: 0,
             max_turns: max_turns.max(1),
             executed_calls: 0,
             call_budget,
-            single_shot,
+            mode,
             pending: Vec::new(),
             last_finish: None,
+            model_calls: 0,
+            consecutive_errors: 0,
+            error_threshold: None,
+            verification: Verification::Off,
             stop: None,
         }
+    }
+
+    fn single_shot(&self) -> bool {
+        self.mode == LoopMode::SingleShot
     }
 }
 
@@ -129,7 +144,7 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
         Phase::Start => {
             // A continuation runs the parent's pending server calls first;
             // pending client calls were the client's to answer and go to the model as they are.
-            if !s.single_shot && s.pending.iter().any(runs_on_server) {
+            if !s.single_shot() && s.pending.iter().any(runs_on_server) {
                 plan_execution(s)
             } else {
                 NextAction::CallModel
@@ -137,10 +152,10 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
         }
         Phase::AfterModel => {
             if s.pending.is_empty() {
-                return NextAction::Finish(finish_for(s.last_finish.as_ref()));
+                return answered(s);
             }
-            if s.single_shot {
-                return NextAction::Finish(Finish::completed());
+            if s.single_shot() {
+                return NextAction::Finish(Finish::Completed);
             }
             if s.pending
                 .iter()
@@ -159,13 +174,40 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
         Phase::AfterTools => {
             if !s.pending.is_empty() {
                 // Calls left over because the tool-call budget ran out.
-                return NextAction::Finish(max_tool_calls());
+                return NextAction::Finish(Finish::Stopped(StopReason::MaxToolCalls));
+            }
+            if s.error_threshold
+                .is_some_and(|n| n > 0 && s.consecutive_errors >= n)
+            {
+                return NextAction::Finish(Finish::Stopped(StopReason::ToolErrorThreshold));
             }
             if s.turns >= s.max_turns {
-                return NextAction::Finish(Finish::incomplete("max_turns"));
+                return NextAction::Finish(Finish::Stopped(StopReason::MaxTurns));
             }
             NextAction::CallModel
         }
+    }
+}
+
+/// A text-only answer: final, unless the completion check asks once more.
+fn answered(s: &LoopState) -> NextAction {
+    match s.last_finish {
+        Some(FinishReason::Length) => {
+            return NextAction::Finish(Finish::Stopped(StopReason::MaxOutputTokens))
+        }
+        Some(FinishReason::ContentFilter) => {
+            return NextAction::Finish(Finish::Stopped(StopReason::ContentFilter))
+        }
+        _ => {}
+    }
+    let verify = s.verification == Verification::Armed
+        && s.model_calls > 0
+        && !s.single_shot()
+        && s.turns < s.max_turns;
+    if verify {
+        NextAction::Verify
+    } else {
+        NextAction::Finish(Finish::Completed)
     }
 }
 
@@ -184,7 +226,7 @@ fn plan_execution(s: &LoopState) -> NextAction {
         .iter()
         .any(|p| matches!(p.disposition, Disposition::Execute { .. }));
     if wants_execution && remaining == 0 {
-        return NextAction::Finish(max_tool_calls());
+        return NextAction::Finish(Finish::Stopped(StopReason::MaxToolCalls));
     }
     let mut plan = Vec::new();
     for p in s.pending.iter().filter(|p| runs_on_server(p)) {
@@ -197,21 +239,6 @@ fn plan_execution(s: &LoopState) -> NextAction {
         plan.push(p.clone());
     }
     NextAction::ExecuteTools(plan)
-}
-
-fn max_tool_calls() -> Finish {
-    Finish {
-        status: ResponseStatus::Completed,
-        incomplete_reason: Some("max_tool_calls".to_owned()),
-    }
-}
-
-fn finish_for(reason: Option<&FinishReason>) -> Finish {
-    match reason {
-        Some(FinishReason::Length) => Finish::incomplete("max_output_tokens"),
-        Some(FinishReason::ContentFilter) => Finish::incomplete("content_filter"),
-        _ => Finish::completed(),
-    }
 }
 
 #[cfg(test)]

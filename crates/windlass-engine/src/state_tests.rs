@@ -19,7 +19,7 @@ fn exec() -> Disposition {
 }
 
 fn after_model(pending: Vec<PendingCall>) -> LoopState {
-    let mut s = LoopState::new(10, 100, false);
+    let mut s = LoopState::new(10, 100, LoopMode::Agentic);
     s.phase = Phase::AfterModel;
     s.turns = 1;
     s.pending = pending;
@@ -28,13 +28,13 @@ fn after_model(pending: Vec<PendingCall>) -> LoopState {
 
 #[test]
 fn start_calls_the_model() {
-    let s = LoopState::new(10, 100, false);
+    let s = LoopState::new(10, 100, LoopMode::Agentic);
     assert_eq!(decide_next_action(&s), NextAction::CallModel);
 }
 
 #[test]
 fn start_with_pending_server_calls_runs_them_first() {
-    let mut s = LoopState::new(10, 100, false);
+    let mut s = LoopState::new(10, 100, LoopMode::Agentic);
     s.pending = vec![call("a", exec()), call("b", Disposition::Client)];
     match decide_next_action(&s) {
         NextAction::ExecuteTools(plan) => {
@@ -51,7 +51,7 @@ fn text_only_answer_completes() {
     s.last_finish = Some(FinishReason::Stop);
     assert_eq!(
         decide_next_action(&s),
-        NextAction::Finish(Finish::completed())
+        NextAction::Finish(Finish::Completed)
     );
 }
 
@@ -61,17 +61,17 @@ fn length_finish_is_incomplete() {
     s.last_finish = Some(FinishReason::Length);
     assert_eq!(
         decide_next_action(&s),
-        NextAction::Finish(Finish::incomplete("max_output_tokens"))
+        NextAction::Finish(Finish::Stopped(StopReason::MaxOutputTokens))
     );
 }
 
 #[test]
 fn single_shot_returns_calls_completed() {
     let mut s = after_model(vec![call("a", Disposition::Client)]);
-    s.single_shot = true;
+    s.mode = LoopMode::SingleShot;
     assert_eq!(
         decide_next_action(&s),
-        NextAction::Finish(Finish::completed())
+        NextAction::Finish(Finish::Completed)
     );
 }
 
@@ -122,32 +122,31 @@ fn budget_limits_the_plan_and_then_finishes() {
         NextAction::Finish(f) => f,
         other => panic!("{other:?}"),
     };
-    assert_eq!(finish.status, ResponseStatus::Completed);
-    assert_eq!(finish.incomplete_reason.as_deref(), Some("max_tool_calls"));
+    assert_eq!(finish, Finish::Stopped(StopReason::MaxToolCalls));
 }
 
 #[test]
 fn after_tools_calls_the_model_until_the_turn_limit() {
-    let mut s = LoopState::new(2, 100, false);
+    let mut s = LoopState::new(2, 100, LoopMode::Agentic);
     s.phase = Phase::AfterTools;
     s.turns = 1;
     assert_eq!(decide_next_action(&s), NextAction::CallModel);
     s.turns = 2;
     assert_eq!(
         decide_next_action(&s),
-        NextAction::Finish(Finish::incomplete("max_turns"))
+        NextAction::Finish(Finish::Stopped(StopReason::MaxTurns))
     );
 }
 
 #[test]
 fn leftover_calls_after_tools_end_with_max_tool_calls() {
-    let mut s = LoopState::new(10, 1, false);
+    let mut s = LoopState::new(10, 1, LoopMode::Agentic);
     s.phase = Phase::AfterTools;
     s.turns = 1;
     s.executed_calls = 1;
     s.pending = vec![call("b", exec())];
     match decide_next_action(&s) {
-        NextAction::Finish(f) => assert_eq!(f.incomplete_reason.as_deref(), Some("max_tool_calls")),
+        NextAction::Finish(f) => assert_eq!(f, Finish::Stopped(StopReason::MaxToolCalls)),
         other => panic!("{other:?}"),
     }
 }
@@ -155,9 +154,62 @@ fn leftover_calls_after_tools_end_with_max_tool_calls() {
 #[test]
 fn an_external_stop_wins() {
     let mut s = after_model(vec![call("a", exec())]);
-    s.stop = Some(Finish::incomplete("budget"));
+    s.stop = Some(Finish::Stopped(StopReason::Policy("budget".into())));
     assert_eq!(
         decide_next_action(&s),
-        NextAction::Finish(Finish::incomplete("budget"))
+        NextAction::Finish(Finish::Stopped(StopReason::Policy("budget".into())))
+    );
+}
+
+#[test]
+fn a_paused_turn_defers_its_server_calls() {
+    let s = after_model(vec![
+        call("a", Disposition::Deferred),
+        call("b", Disposition::Client),
+    ]);
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Interrupt(Interrupt::ClientCalls)
+    );
+}
+
+#[test]
+fn consecutive_errors_at_the_threshold_stop_the_loop() {
+    let mut s = LoopState::new(10, 100, LoopMode::Agentic);
+    s.phase = Phase::AfterTools;
+    s.turns = 1;
+    s.error_threshold = Some(3);
+    s.consecutive_errors = 2;
+    assert_eq!(decide_next_action(&s), NextAction::CallModel);
+    s.consecutive_errors = 3;
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Stopped(StopReason::ToolErrorThreshold))
+    );
+}
+
+#[test]
+fn completion_check_asks_once_after_tools_were_used() {
+    let mut s = after_model(vec![]);
+    s.last_finish = Some(FinishReason::Stop);
+    s.verification = Verification::Armed;
+    // No tool used in this response: the answer stands.
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
+    );
+    s.model_calls = 1;
+    assert_eq!(decide_next_action(&s), NextAction::Verify);
+    s.verification = Verification::Sent;
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
+    );
+    // No turn left to ask in: the answer stands.
+    s.verification = Verification::Armed;
+    s.turns = s.max_turns;
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
     );
 }

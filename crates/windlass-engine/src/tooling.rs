@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::client_shapes::ClientShape;
 use crate::ports::provider::ModelTool;
 use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolKind, ToolOrigin};
 
@@ -12,12 +13,14 @@ use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolKind, ToolOrigin};
 pub struct ToolSet {
     defs: Vec<ToolDefinition>,
     by_name: HashMap<String, usize>,
-    /// For each definition, the executor that accepts it (first match wins).
-    owner: Vec<Option<usize>>,
+    /// For each definition, who runs its calls.
+    owner: Vec<ToolOwner>,
     /// `None`: every tool may run (FR-010).
     allowed: Option<HashSet<String>>,
     /// MCP tools whose calls need a human approval first.
     approval: HashSet<String>,
+    /// Client tools that go back as namespaced or custom calls.
+    shapes: HashMap<String, ClientShape>,
 }
 
 /// What item a call to a tool becomes in the output.
@@ -34,19 +37,38 @@ pub enum CallKind {
         label: String,
         tool: String,
     },
+    /// A client call in OpenAI's namespaced or custom form.
+    Shaped(ClientShape),
 }
 
-/// Who handles a call by name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CallOwner {
-    /// A server-side executor (by index in the engine's list).
-    Executor(usize),
-    /// A tool of an MCP server, run through the engine's MCP hub.
-    Mcp,
-    /// The client runs it (no executor, or the function executor).
+/// Who handles calls to a tool, decided once when the request is prepared.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolOwner {
+    /// The client runs it: the response pauses at its calls.
     Client,
-    /// Not a tool of this request (edge case of seed 000).
-    Unknown,
+    /// A tool of the request's MCP server with this label, run through the hub.
+    Mcp { label: String },
+    /// A gateway executor (by index in the engine's list).
+    Builtin { executor: usize },
+    /// An executor of the embedding program (the SDK's local tools).
+    Local { executor: usize },
+}
+
+impl ToolOwner {
+    /// The owner of a tool given the executor (if any) that accepts it.
+    fn of(executor: Option<(usize, ToolKind)>) -> ToolOwner {
+        match executor {
+            None | Some((_, ToolKind::Function)) => ToolOwner::Client,
+            Some((i, ToolKind::Local)) => ToolOwner::Local { executor: i },
+            Some((i, _)) => ToolOwner::Builtin { executor: i },
+        }
+    }
+
+    /// Whether the server runs its calls.
+    pub fn runs_on_server(&self) -> bool {
+        !matches!(self, ToolOwner::Client)
+    }
 }
 
 impl ToolSet {
@@ -62,7 +84,10 @@ impl ToolSet {
             .collect();
         let owner = defs
             .iter()
-            .map(|d| executors.iter().position(|e| e.can_execute(d)))
+            .map(|d| {
+                let found = executors.iter().enumerate().find(|(_, e)| e.can_execute(d));
+                ToolOwner::of(found.map(|(i, e)| (i, e.kind())))
+            })
             .collect();
         ToolSet {
             defs,
@@ -70,21 +95,47 @@ impl ToolSet {
             owner,
             allowed,
             approval: HashSet::new(),
+            shapes: HashMap::new(),
         }
+    }
+
+    /// Records how calls to client tools of `namespace` or `custom` type go
+    /// back to the client (keyed by model-visible name).
+    pub fn with_shapes(mut self, shapes: impl IntoIterator<Item = (String, ClientShape)>) -> Self {
+        self.shapes.extend(shapes);
+        self
     }
 
     /// Adds the tools an MCP server listed. A name already taken (two tools
     /// that only differ in characters the model cannot see) keeps the first.
     pub fn add_mcp(&mut self, def: ToolDefinition, needs_approval: bool) -> bool {
+        let label = match &def.origin {
+            ToolOrigin::Mcp { server_label, .. } => server_label.clone(),
+            _ => return false,
+        };
+        if needs_approval && !self.by_name.contains_key(&def.name) {
+            self.approval.insert(def.name.clone());
+        }
+        self.add(def, ToolOwner::Mcp { label })
+    }
+
+    /// Adds the tools executors contribute (e.g. built-ins) that the
+    /// request does not already name.
+    pub fn add_executor_tools(&mut self, executors: &[Arc<dyn ToolExecutor>]) {
+        for (i, e) in executors.iter().enumerate() {
+            for def in e.definitions() {
+                self.add(def, ToolOwner::of(Some((i, e.kind()))));
+            }
+        }
+    }
+
+    fn add(&mut self, def: ToolDefinition, owner: ToolOwner) -> bool {
         if self.by_name.contains_key(&def.name) {
             return false;
         }
-        if needs_approval {
-            self.approval.insert(def.name.clone());
-        }
         self.by_name.insert(def.name.clone(), self.defs.len());
         self.defs.push(def);
-        self.owner.push(None);
+        self.owner.push(owner);
         true
     }
 
@@ -102,7 +153,10 @@ impl ToolSet {
                     CallKind::Mcp { label, tool }
                 }
             }
-            _ => CallKind::Function,
+            _ => match self.shapes.get(name) {
+                Some(shape) => CallKind::Shaped(shape.clone()),
+                None => CallKind::Function,
+            },
         }
     }
 
@@ -123,19 +177,10 @@ impl ToolSet {
         self.allowed.as_ref().is_none_or(|a| a.contains(name))
     }
 
-    /// Who runs calls to `name`. Calls to tools owned by a `Function`-kind
-    /// executor go back to the client (seed 000 FR-018).
-    pub fn owner(&self, name: &str, executors: &[Arc<dyn ToolExecutor>]) -> CallOwner {
-        let Some(&i) = self.by_name.get(name) else {
-            return CallOwner::Unknown;
-        };
-        if let ToolOrigin::Mcp { .. } = self.defs[i].origin {
-            return CallOwner::Mcp;
-        }
-        match self.owner[i] {
-            Some(e) if executors[e].kind() != ToolKind::Function => CallOwner::Executor(e),
-            _ => CallOwner::Client,
-        }
+    /// Who runs calls to `name`; `None` for a name that is not a tool of
+    /// this request.
+    pub fn owner(&self, name: &str) -> Option<&ToolOwner> {
+        self.by_name.get(name).map(|&i| &self.owner[i])
     }
 
     /// The definitions as the upstream sees them.
@@ -150,4 +195,30 @@ impl ToolSet {
             })
             .collect()
     }
+}
+
+/// The model-visible name of an MCP server's tool: `label__tool`, in the
+/// character set chat-completions servers accept, at most 64 characters
+/// (a long name keeps its start and gets a hash of the whole as suffix).
+pub fn mcp_tool_name(server_label: &str, tool: &str) -> String {
+    let full = format!("{server_label}__{tool}");
+    let mut name: String = full
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.len() > 64 {
+        // FNV-1a: stable across runs and builds, unlike the std hasher.
+        let hash = full.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        name.truncate(55);
+        name.push_str(&format!("_{:08x}", hash as u32));
+    }
+    name
 }

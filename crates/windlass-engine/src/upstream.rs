@@ -3,35 +3,27 @@
 
 use std::collections::{HashMap, HashSet};
 
-use windlass_protocol::{FunctionCall, FunctionCallOutput, Item, ItemStatus, McpCall, ToolOutput};
+use windlass_protocol::{
+    FunctionCall, FunctionCallOutput, Item, ItemStatus, McpCall, Message, MessageContent, Role,
+    ToolOutput,
+};
+
+use crate::config::VERIFICATION_PROMPT;
 
 use crate::ports::provider::{ModelRequest, ModelToolChoice};
 use crate::prepare::PreparedRun;
+use crate::tooling::mcp_tool_name;
 
-/// The model-visible name of an MCP server's tool: `label__tool`, in the
-/// character set chat-completions servers accept, at most 64 characters
-/// (a long name keeps its start and gets a hash of the whole as suffix).
-pub fn mcp_tool_name(server_label: &str, tool: &str) -> String {
-    let full = format!("{server_label}__{tool}");
-    let mut name: String = full
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if name.len() > 64 {
-        // FNV-1a: stable across runs and builds, unlike the std hasher.
-        let hash = full.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        name.truncate(55);
-        name.push_str(&format!("_{:08x}", hash as u32));
-    }
-    name
+/// The completion check's prompt, as the model sees it (it is not part of
+/// the response's output).
+fn verification_prompt() -> Item {
+    Item::Message(Message {
+        id: None,
+        role: Role::System,
+        content: MessageContent::Text(VERIFICATION_PROMPT.to_owned()),
+        status: None,
+        phase: None,
+    })
 }
 
 /// Adds `item` to `out` in the form the upstream understands (seed 003:
@@ -39,16 +31,19 @@ pub fn mcp_tool_name(server_label: &str, tool: &str) -> String {
 /// approval items are client-facing only).
 pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
     match item {
-        Item::Message(_)
-        | Item::FunctionCall(_)
+        Item::Message(_) | Item::Reasoning(_) => out.push(item.clone()),
+        // Namespaced and custom calls go up as plain functions (client_shapes).
+        Item::FunctionCall(_)
         | Item::FunctionCallOutput(_)
-        | Item::Reasoning(_) => out.push(item.clone()),
+        | Item::CustomToolCall(_)
+        | Item::CustomToolCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
         Item::McpCall(c) => {
             out.push(Item::FunctionCall(FunctionCall {
                 id: None,
                 call_id: c.id.clone(),
                 name: mcp_tool_name(&c.server_label, &c.name),
                 arguments: c.arguments.clone(),
+                namespace: None,
                 status: Some(ItemStatus::Completed),
             }));
             // A replayed error is what the model sees as the output (seed 003).
@@ -99,13 +94,28 @@ pub(crate) fn upstream_transcript<'a>(items: impl Iterator<Item = &'a Item> + Cl
 }
 
 /// The upstream request for the next model turn.
+/// `verify_at`: where the completion check's prompt goes in `output`, once sent.
 pub(crate) fn model_request(
     run: &PreparedRun,
     output: &[Item],
     turn: u32,
     stream: bool,
+    verify_at: Option<usize>,
 ) -> ModelRequest {
-    let transcript = upstream_transcript(run.history.iter().chain(&run.input).chain(output));
+    let transcript = match verify_at.filter(|&at| at <= output.len()) {
+        None => upstream_transcript(run.history.iter().chain(&run.input).chain(output)),
+        Some(at) => {
+            let prompt = verification_prompt();
+            upstream_transcript(
+                run.history
+                    .iter()
+                    .chain(&run.input)
+                    .chain(&output[..at])
+                    .chain(std::iter::once(&prompt))
+                    .chain(&output[at..]),
+            )
+        }
+    };
     let req = &run.request;
     let tools = run.tools.model_tools();
     // A forced or required choice applies to the first turn only, so the loop can end.

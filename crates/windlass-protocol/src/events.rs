@@ -201,6 +201,18 @@ pub enum EventData {
         output_index: usize,
         arguments: String,
     },
+    #[serde(rename = "response.custom_tool_call_input.delta")]
+    CustomToolCallInputDelta {
+        item_id: String,
+        output_index: usize,
+        delta: String,
+    },
+    #[serde(rename = "response.custom_tool_call_input.done")]
+    CustomToolCallInputDone {
+        item_id: String,
+        output_index: usize,
+        input: String,
+    },
 
     /// An event type this version does not know; kept verbatim (clients only).
     #[serde(untagged)]
@@ -245,6 +257,8 @@ impl EventData {
             McpCallFailed { .. } => "response.mcp_call.failed",
             McpCallArgumentsDelta { .. } => "response.mcp_call_arguments.delta",
             McpCallArgumentsDone { .. } => "response.mcp_call_arguments.done",
+            CustomToolCallInputDelta { .. } => "response.custom_tool_call_input.delta",
+            CustomToolCallInputDone { .. } => "response.custom_tool_call_input.done",
             Unknown(v) => v.get("type").and_then(Value::as_str).unwrap_or("unknown"),
         }
     }

@@ -8,6 +8,8 @@ pub mod prefix {
     pub const MESSAGE: &str = "msg";
     pub const FUNCTION_CALL: &str = "fc";
     pub const FUNCTION_CALL_OUTPUT: &str = "fco";
+    pub const CUSTOM_TOOL_CALL: &str = "ctc";
+    pub const CUSTOM_TOOL_CALL_OUTPUT: &str = "ctco";
     pub const REASONING: &str = "rs";
     pub const CALL: &str = "call";
     pub const MCP_LIST_TOOLS: &str = "mcpl";

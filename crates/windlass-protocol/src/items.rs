@@ -4,6 +4,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::client_tools::{CustomToolCall, CustomToolCallOutput};
 use crate::content::ContentPart;
 use crate::mcp::{McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools};
 use crate::open_enum::open_enum;
@@ -21,6 +22,8 @@ open_enum! {
         "mcp_call" => McpCall(McpCall),
         "mcp_approval_request" => McpApprovalRequest(McpApprovalRequest),
         "mcp_approval_response" => McpApprovalResponse(McpApprovalResponse),
+        "custom_tool_call" => CustomToolCall(CustomToolCall),
+        "custom_tool_call_output" => CustomToolCallOutput(CustomToolCallOutput),
     }
 }
 
@@ -54,6 +57,8 @@ impl Item {
             Item::McpCall(m) => Some(&m.id),
             Item::McpApprovalRequest(m) => Some(&m.id),
             Item::McpApprovalResponse(m) => m.id.as_deref(),
+            Item::CustomToolCall(c) => c.id.as_deref(),
+            Item::CustomToolCallOutput(o) => o.id.as_deref(),
             Item::Unknown(v) => v.get("id").and_then(Value::as_str),
         }
     }
@@ -154,6 +159,9 @@ pub struct FunctionCall {
     pub call_id: String,
     pub name: String,
     pub arguments: String,
+    /// The `namespace` tool the function belongs to (OpenAI's grouped tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ItemStatus>,
 }
@@ -177,6 +185,21 @@ pub struct FunctionCallOutput {
 pub enum ToolOutput {
     Text(String),
     Parts(Vec<ContentPart>),
+}
+
+impl ToolOutput {
+    /// The output as text: the text parts joined with a newline (each part
+    /// is one block of a tool's result), for surfaces that carry one string.
+    pub fn joined_text(&self) -> String {
+        match self {
+            ToolOutput::Text(t) => t.clone(),
+            ToolOutput::Parts(parts) => parts
+                .iter()
+                .filter_map(ContentPart::text)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
 }
 
 impl Serialize for ToolOutput {

@@ -14,6 +14,7 @@
 
 mod open_enum;
 
+pub mod client_tools;
 pub mod content;
 pub mod error;
 pub mod events;
@@ -24,6 +25,7 @@ pub mod request;
 pub mod response;
 pub mod tools;
 
+pub use client_tools::*;
 pub use content::*;
 pub use error::*;
 pub use events::*;

@@ -71,6 +71,10 @@ pub struct CreateResponseRequest {
     /// Seed 000's top-level list of tool names the model may have executed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<Vec<String>>,
+    /// OpenAI's client-side metadata (Codex sends it): accepted, never
+    /// forwarded, stored or echoed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata: Option<Map<String, Value>>,
     /// Fields this version does not know. Kept so they can be named in an error.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

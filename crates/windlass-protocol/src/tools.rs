@@ -4,6 +4,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::client_tools::{CustomTool, NamespaceTool};
 use crate::mcp::McpTool;
 use crate::open_enum::open_enum;
 
@@ -12,12 +13,20 @@ open_enum! {
     pub enum Tool {
         "function" => Function(FunctionTool),
         "mcp" => Mcp(McpTool),
+        "namespace" => Namespace(NamespaceTool),
+        "custom" => Custom(CustomTool),
     }
 }
 
 impl Tool {
     fn untyped(_raw: Value) -> Result<Self, String> {
         Err("tool is missing `type`".into())
+    }
+
+    /// One of OpenAI's hosted tools (`web_search`, ...), which run at OpenAI.
+    pub fn is_hosted(&self) -> bool {
+        matches!(self, Tool::Unknown(_))
+            && crate::client_tools::is_hosted_tool_type(self.type_name())
     }
 }
 

@@ -708,3 +708,61 @@ fn new_ids_are_distinct() {
         (0..1000).map(|_| new_id(prefix::RESPONSE)).collect();
     assert_eq!(ids.len(), 1000);
 }
+
+/// What Codex and other current OpenAI clients send: namespace and custom
+/// tools, hosted tools, custom tool call items, `client_metadata`.
+#[test]
+fn current_openai_client_shapes_parse_and_round_trip() {
+    use windlass_protocol::{CustomToolFormat, NamespacedTool};
+    let req: CreateResponseRequest = serde_json::from_value(serde_json::json!({
+        "model": "m",
+        "input": [
+            {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "*** Begin"},
+            {"type": "custom_tool_call_output", "call_id": "c1", "output": "ok"},
+            {"type": "function_call", "call_id": "c2", "name": "spawn", "namespace": "agents", "arguments": "{}"}
+        ],
+        "tools": [
+            {"type": "namespace", "name": "agents", "description": "Sub-agents", "tools": [
+                {"type": "function", "name": "spawn", "parameters": {"type": "object"}, "strict": false},
+                {"type": "custom", "name": "note"}
+            ]},
+            {"type": "custom", "name": "apply_patch",
+             "format": {"type": "grammar", "syntax": "lark", "definition": "start: x"}},
+            {"type": "web_search", "external_web_access": false}
+        ],
+        "client_metadata": {"session_id": "s"}
+    }))
+    .unwrap();
+    assert!(req.extra.is_empty());
+    assert_eq!(req.client_metadata.as_ref().unwrap()["session_id"], "s");
+    let tools = req.tools.clone().unwrap();
+    match &tools[0] {
+        Tool::Namespace(ns) => {
+            assert_eq!(ns.name, "agents");
+            assert!(matches!(&ns.tools[0], NamespacedTool::Function(f) if f.name == "spawn"));
+            assert!(matches!(&ns.tools[1], NamespacedTool::Custom(c) if c.name == "note"));
+        }
+        other => panic!("{other:?}"),
+    }
+    match &tools[1] {
+        Tool::Custom(c) => assert_eq!(
+            c.format,
+            Some(CustomToolFormat::Grammar {
+                syntax: "lark".into(),
+                definition: "start: x".into()
+            })
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(tools[2].is_hosted() && tools[2].type_name() == "web_search");
+    let Some(Input::Items(items)) = &req.input else {
+        panic!("items")
+    };
+    assert!(matches!(&items[0], Item::CustomToolCall(c) if c.input == "*** Begin"));
+    assert!(matches!(&items[1], Item::CustomToolCallOutput(o) if o.call_id == "c1"));
+    assert!(matches!(&items[2], Item::FunctionCall(f) if f.namespace.as_deref() == Some("agents")));
+    // Serialized and parsed again, nothing changes.
+    let back: CreateResponseRequest =
+        serde_json::from_value(serde_json::to_value(&req).unwrap()).unwrap();
+    assert_eq!(back, req);
+}

@@ -157,6 +157,7 @@ const EVENT_TYPES: &[&str] = &[
 ];
 const REQUEST_FIELDS: &[&str] = &[
     "model",
+    "client_metadata",
     "input",
     "previous_response_id",
     "include",
@@ -331,6 +332,7 @@ fn item() -> BoxedStrategy<Item> {
                 call_id,
                 name,
                 arguments,
+                namespace: None,
                 status
             })
         ),
@@ -685,6 +687,7 @@ fn create_request() -> impl Strategy<Value = CreateResponseRequest> {
             top_logprobs,
             user,
             allowed_tools,
+            client_metadata: None,
             extra,
         },
     )

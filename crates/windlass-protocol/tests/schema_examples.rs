@@ -1085,6 +1085,7 @@ fn all_event_data() -> Vec<EventData> {
         call_id: "call_1".into(),
         name: "f".into(),
         arguments: "{}".into(),
+        namespace: None,
         status: Some(ItemStatus::InProgress),
     });
     let part = ContentPart::output_text("");
@@ -1244,6 +1245,16 @@ fn all_event_data() -> Vec<EventData> {
             output_index: 0,
             arguments: "{}".into(),
         },
+        CustomToolCallInputDelta {
+            item_id: id(),
+            output_index: 0,
+            delta: "*** Begin".into(),
+        },
+        CustomToolCallInputDone {
+            item_id: id(),
+            output_index: 0,
+            input: "*** Begin".into(),
+        },
     ]
 }
 
@@ -1286,10 +1297,12 @@ fn variant_ordinal(e: &EventData) -> usize {
         McpCallFailed { .. } => 31,
         McpCallArgumentsDelta { .. } => 32,
         McpCallArgumentsDone { .. } => 33,
+        CustomToolCallInputDelta { .. } => 34,
+        CustomToolCallInputDone { .. } => 35,
         Unknown(_) => usize::MAX,
     }
 }
-const EVENT_VARIANTS: usize = 34;
+const EVENT_VARIANTS: usize = 36;
 
 /// Required keys of the events that are extensions (no contract schema).
 const EXTENSION_EVENT_KEYS: &[(&str, &[&str])] = &[
@@ -1343,6 +1356,26 @@ const EXTENSION_EVENT_KEYS: &[(&str, &[&str])] = &[
             "item_id",
             "output_index",
             "arguments",
+        ],
+    ),
+    (
+        "response.custom_tool_call_input.delta",
+        &[
+            "type",
+            "sequence_number",
+            "item_id",
+            "output_index",
+            "delta",
+        ],
+    ),
+    (
+        "response.custom_tool_call_input.done",
+        &[
+            "type",
+            "sequence_number",
+            "item_id",
+            "output_index",
+            "input",
         ],
     ),
 ];

@@ -30,7 +30,7 @@ pub struct ChatProviderConfig {
     pub first_byte_timeout: Duration,
     /// Time allowed between two body chunks once the first one arrived.
     pub idle_timeout: Duration,
-    /// Extra attempts after a connect failure or a 429/502/503/504, made
+    /// Extra attempts after a connect failure or a 429/502/503/504/529, made
     /// only before any response byte was accepted (a started generation is
     /// never replayed).
     pub max_retries: u32,

@@ -53,6 +53,7 @@ fn call(id: &str, name: &str, args: &str) -> Item {
         call_id: id.into(),
         name: name.into(),
         arguments: args.into(),
+        namespace: None,
         status: None,
     })
 }

@@ -15,9 +15,10 @@ const MAX_DELAY: Duration = Duration::from_secs(5);
 /// for longer than a client should hang, so the error is returned instead.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(5);
 
-/// Statuses that mean "not now" rather than "not this request".
+/// Statuses that mean "not now" rather than "not this request" (529 is
+/// Anthropic's "overloaded").
 pub(crate) fn retryable_status(status: u16) -> bool {
-    matches!(status, 429 | 502 | 503 | 504)
+    matches!(status, 429 | 502 | 503 | 504 | 529)
 }
 
 /// Transport failures that happened before the upstream could start work.
@@ -98,7 +99,7 @@ mod tests {
 
     #[test]
     fn retryable_statuses() {
-        for s in [429, 502, 503, 504] {
+        for s in [429, 502, 503, 504, 529] {
             assert!(retryable_status(s), "{s}");
         }
         for s in [400, 401, 404, 500, 501] {

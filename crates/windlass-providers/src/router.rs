@@ -272,3 +272,7 @@ fn push_model(out: &mut Vec<ModelInfo>, m: ModelInfo) {
         out.push(m);
     }
 }
+
+#[cfg(test)]
+#[path = "router_tests.rs"]
+mod tests;

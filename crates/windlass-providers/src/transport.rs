@@ -92,7 +92,7 @@ impl Transport {
     }
 
     /// Sends the request built by `build`, retrying connect failures and
-    /// 429/502/503/504 before any response was accepted.
+    /// 429/502/503/504/529 before any response was accepted.
     async fn send(
         &self,
         url: &Url,

@@ -4,7 +4,7 @@
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures::StreamExt;
@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::NoEvents;
 use windlass_protocol::CreateResponseRequest;
 
+use crate::client_tools_status;
 use crate::error::ApiError;
 use crate::in_place::InPlace;
 use crate::keys::AuthedKey;
@@ -21,12 +22,19 @@ use crate::AppState;
 pub async fn create_response(
     State(app): State<AppState>,
     key: Option<Extension<AuthedKey>>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let bytes = body.map_err(body_error)?;
+    let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
     crate::consistency::previous_not_running(&app, &req)?;
     let mut prepared = app.engine.prepare(req).await?;
+    prepared.set_client_tools_status(client_tools_status::effective(
+        header_status,
+        key.as_ref().and_then(|Extension(k)| k.client_tools_status),
+        app.engine.config().client_tools_status,
+    ));
     // The key's name is who the policy (governance) sees as the caller.
     prepared.set_principal(key.map(|Extension(k)| k.name));
     let cancel = CancellationToken::new();

@@ -3,7 +3,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use windlass_engine::{EngineError, RunFailure, StoreError};
+use windlass_engine::{EngineError, FailureKind, RunFailure, StoreError};
 use windlass_protocol::{ErrorBody, ErrorObject};
 
 #[derive(Debug, Clone)]
@@ -97,12 +97,30 @@ impl From<StoreError> for ApiError {
 
 impl From<&RunFailure> for ApiError {
     fn from(f: &RunFailure) -> Self {
-        let status = StatusCode::from_u16(f.http_status).unwrap_or(StatusCode::BAD_GATEWAY);
         with(
-            ApiError::new(status, f.kind, f.message.clone()),
+            ApiError::new(
+                failure_status(f.kind),
+                f.kind.error_type(),
+                f.message.clone(),
+            ),
             f.param.clone(),
-            Some(f.code.clone()),
+            Some(f.code().to_owned()),
         )
+    }
+}
+
+/// The status a non-streaming request gets for a failed run.
+fn failure_status(kind: FailureKind) -> StatusCode {
+    match kind {
+        FailureKind::UpstreamTimeout => StatusCode::GATEWAY_TIMEOUT,
+        FailureKind::UpstreamRateLimited => StatusCode::TOO_MANY_REQUESTS,
+        FailureKind::UpstreamRejected | FailureKind::UnsupportedForUpstream => {
+            StatusCode::BAD_REQUEST
+        }
+        // Like OpenAI: an MCP server that cannot list its tools.
+        FailureKind::McpListToolsFailed => StatusCode::FAILED_DEPENDENCY,
+        FailureKind::Storage | FailureKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::BAD_GATEWAY,
     }
 }
 

@@ -2,7 +2,7 @@
 //! running, and cancelling everything at shutdown.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -40,9 +40,7 @@ impl Registration {
     }
 
     fn unregister(&mut self) {
-        if let Ok(mut map) = self.registry.inner.lock() {
-            map.remove(&self.id);
-        }
+        self.registry.map().remove(&self.id);
     }
 }
 
@@ -53,18 +51,22 @@ impl Drop for Registration {
 }
 
 impl Inflight {
+    /// The registry; a panic elsewhere while it was held leaves the map
+    /// usable (each change is one insert or remove), so poisoning is ignored.
+    fn map(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     pub fn register(&self, start: &ResponseResource, cancel: CancellationToken) -> Registration {
         let (tx, rx) = watch::channel(None);
-        if let Ok(mut map) = self.inner.lock() {
-            map.insert(
-                start.id.clone(),
-                Entry {
-                    cancel,
-                    latest: rx,
-                    start: start.clone(),
-                },
-            );
-        }
+        self.map().insert(
+            start.id.clone(),
+            Entry {
+                cancel,
+                latest: rx,
+                start: start.clone(),
+            },
+        );
         Registration {
             registry: self.clone(),
             id: start.id.clone(),
@@ -74,8 +76,7 @@ impl Inflight {
 
     /// The starting snapshot of a running response.
     pub fn snapshot(&self, id: &str) -> Option<ResponseResource> {
-        let map = self.inner.lock().ok()?;
-        map.get(id).map(|e| e.start.clone())
+        self.map().get(id).map(|e| e.start.clone())
     }
 
     pub fn contains(&self, id: &str) -> bool {
@@ -84,26 +85,22 @@ impl Inflight {
 
     /// Cancels a running response; returns a receiver for its final state.
     pub fn cancel(&self, id: &str) -> Option<watch::Receiver<Option<ResponseResource>>> {
-        let map = self.inner.lock().ok()?;
+        let map = self.map();
         let e = map.get(id)?;
         e.cancel.cancel();
         Some(e.latest.clone())
     }
 
     pub fn cancel_all(&self) -> usize {
-        match self.inner.lock() {
-            Ok(map) => {
-                for e in map.values() {
-                    e.cancel.cancel();
-                }
-                map.len()
-            }
-            Err(_) => 0,
+        let map = self.map();
+        for e in map.values() {
+            e.cancel.cancel();
         }
+        map.len()
     }
 
     pub fn len(&self) -> usize {
-        self.inner.lock().map(|m| m.len()).unwrap_or(0)
+        self.map().len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -4,6 +4,7 @@ mod admission;
 mod auth;
 mod body;
 mod browser;
+mod client_tools_status;
 pub mod config;
 mod consistency;
 mod create;
@@ -74,6 +75,7 @@ pub fn router(state: AppState) -> Router {
             get(resources::get_response).delete(resources::delete_response),
         )
         .route("/responses/{id}/input_items", get(resources::input_items))
+        .route("/responses/{id}/trace", get(resources::get_trace))
         .route("/responses/{id}/cancel", post(resources::cancel_response))
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))

@@ -6,8 +6,8 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::Json;
-use serde::Deserialize;
-use windlass_engine::{PageRequest, SortOrder};
+use serde::{Deserialize, Serialize};
+use windlass_engine::{PageRequest, SortOrder, Trace};
 use windlass_protocol::{DeletedResponse, Item, ItemList, ResponseResource};
 
 use crate::error::ApiError;
@@ -51,6 +51,29 @@ pub async fn get_response(
         .snapshot(&id)
         .map(Json)
         .ok_or_else(|| ApiError::not_found("Response", &id))
+}
+
+/// `GET /v1/responses/{id}/trace`: the execution trace stored with a
+/// response (404, like an unknown response, when there is none).
+pub async fn get_trace(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<TraceResource>, ApiError> {
+    match app.engine.store().trace(&id).await? {
+        Some(trace) => Ok(Json(TraceResource {
+            object: "response.trace",
+            trace,
+        })),
+        None => Err(ApiError::not_found("Response", &id)),
+    }
+}
+
+/// The trace as the API returns it.
+#[derive(Debug, Serialize)]
+pub struct TraceResource {
+    object: &'static str,
+    #[serde(flatten)]
+    trace: Trace,
 }
 
 /// A running response is cancelled first and deleted once it has ended and

@@ -4,7 +4,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
-use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, SortOrder, StoreError};
+use windlass_engine::{
+    ItemPage, NewResponse, PageRequest, ResponseStore, SortOrder, StoreError, Trace,
+};
 use windlass_protocol::{Item, ResponseResource};
 
 /// A [`ResponseStore`] kept in process memory; everything is lost on drop.
@@ -23,6 +25,8 @@ struct Inner {
     /// Public id -> keys of the items carrying it; the last is the newest.
     by_public_id: HashMap<String, BTreeSet<u64>>,
     responses: HashMap<String, StoredResponse>,
+    /// Execution traces by response id, removed with the response.
+    traces: HashMap<String, Trace>,
 }
 
 #[derive(Debug)]
@@ -205,6 +209,7 @@ impl ResponseStore for MemoryStore {
         let Some(response) = inner.responses.remove(id) else {
             return Ok(false);
         };
+        inner.traces.remove(id);
         for &key in response.context_keys() {
             inner.release(key);
         }
@@ -217,6 +222,22 @@ impl ResponseStore for MemoryStore {
         Ok(newest
             .and_then(|k| inner.items.get(k))
             .map(|s| s.item.clone()))
+    }
+
+    async fn save_trace(&self, response_id: &str, trace: &Trace) -> Result<(), StoreError> {
+        let mut inner = self.lock()?;
+        // Like the SQLite foreign key: a trace belongs to a stored response.
+        if !inner.responses.contains_key(response_id) {
+            return Err(StoreError::Backend(format!(
+                "no response {response_id} for this trace"
+            )));
+        }
+        inner.traces.insert(response_id.to_owned(), trace.clone());
+        Ok(())
+    }
+
+    async fn trace(&self, response_id: &str) -> Result<Option<Trace>, StoreError> {
+        Ok(self.lock()?.traces.get(response_id).cloned())
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

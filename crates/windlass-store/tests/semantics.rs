@@ -6,7 +6,9 @@ mod common;
 use std::time::Instant;
 
 use common::{assistant, call, ids, resource, transcript, unknown, user, TempDb, Turn};
-use windlass_engine::{NewResponse, PageRequest, ResponseStore, SortOrder, StoreError};
+use windlass_engine::{
+    NewResponse, PageRequest, ResponseStore, SortOrder, StoreError, Trace, TraceStep,
+};
 use windlass_store::{MemoryStore, SqliteStore};
 
 /// A store under test plus whatever must outlive it (its database file).
@@ -32,6 +34,35 @@ async fn round_trip(store: &dyn ResponseStore) {
     assert_eq!(store.get("resp_a").await.expect("get"), Some(saved));
     assert_eq!(store.get("resp_nope").await.expect("get"), None);
     assert_eq!(store.load_context("resp_nope").await.expect("load"), None);
+}
+
+async fn traces_live_and_die_with_their_response(store: &dyn ResponseStore) {
+    let a = Turn::new("a", None, 1, 1);
+    a.save(store).await;
+    let trace = Trace {
+        response_id: a.id().to_owned(),
+        steps: vec![TraceStep {
+            index: 0,
+            duration_ms: 1.5,
+            input_tokens: 3,
+            output_tokens: 4,
+            total_tokens: 7,
+            finish_reason: Some("stop".into()),
+            tool_calls: 0,
+            verification: false,
+        }],
+        actions: Vec::new(),
+    };
+    assert_eq!(store.trace(a.id()).await.expect("trace"), None);
+    store.save_trace(a.id(), &trace).await.expect("save trace");
+    assert_eq!(
+        store.trace(a.id()).await.expect("trace"),
+        Some(trace.clone())
+    );
+    // A trace needs its response.
+    assert!(store.save_trace("resp_nope", &trace).await.is_err());
+    assert!(store.delete(a.id()).await.expect("delete"));
+    assert_eq!(store.trace(a.id()).await.expect("trace"), None);
 }
 
 async fn chain_of_three(store: &dyn ResponseStore) {
@@ -259,6 +290,10 @@ macro_rules! semantics_tests {
         #[tokio::test]
         async fn round_trip_equality() {
             round_trip(&*$fixture.store).await;
+        }
+        #[tokio::test]
+        async fn traces_with_their_response() {
+            traces_live_and_die_with_their_response(&*$fixture.store).await;
         }
         #[tokio::test]
         async fn context_order_across_chain() {

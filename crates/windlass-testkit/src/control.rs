@@ -27,6 +27,9 @@ pub struct ReplySpec {
     pub first_byte_delay_ms: Option<u64>,
     pub finish_reason: Option<String>,
     pub cut_after: Option<usize>,
+    /// Append the last tool message's content to `text` ([`Reply::echo_tool_output`]).
+    #[serde(default)]
+    pub echo_tool_output: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -84,6 +87,9 @@ impl ReplySpec {
         }
         if let Some(n) = self.cut_after {
             r = r.cut_after(n);
+        }
+        if self.echo_tool_output {
+            r = r.echo_tool_output();
         }
         r
     }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use windlass_engine::{
-    ClientFunctions, Engine, EngineConfig, McpHub, ModelProvider, Policy, ToolExecutor,
+    Engine, EngineConfig, LoopMode, McpHub, ModelProvider, Policy, ToolExecutor,
 };
 use windlass_providers::{provider_for, ChatProviderConfig, UpstreamKind};
 use windlass_server::{AppState, McpDirectory, ServerConfig};
@@ -25,7 +25,9 @@ pub struct GatewayOptions {
     pub engine: EngineConfig,
     /// Server-side executors, registered before the client-function one.
     pub executors: Vec<Arc<dyn ToolExecutor>>,
-    /// Register seed 001's function executor (client tools -> `requires_action`).
+    /// Calls to the request's function tools go back to the client
+    /// (`requires_action`); false with no executors and no MCP hub: the
+    /// engine runs single-shot.
     pub client_functions: bool,
     pub policy: Option<Arc<dyn Policy>>,
     /// MCP hub (enables `mcp` tools) and the view `GET /v1/mcp/servers` shows.
@@ -40,6 +42,16 @@ pub struct GatewayOptions {
     pub model_provider: Option<Arc<dyn ModelProvider>>,
     /// SQLite file; a fresh temp file when `None`.
     pub db: Option<PathBuf>,
+}
+
+impl GatewayOptions {
+    /// The opt-in mode: a pause for the client ends `requires_action` with
+    /// `response.requires_action` (the default is OpenAI's `completed`).
+    pub fn requires_action() -> Self {
+        let mut options = GatewayOptions::default();
+        options.engine.client_tools_status = windlass_engine::ClientToolsStatus::RequiresAction;
+        options
+    }
 }
 
 impl Default for GatewayOptions {
@@ -106,12 +118,13 @@ impl Gateway {
                 .await
                 .expect("sqlite store"),
         );
-        let mut builder = Engine::builder(provider, store).config(opts.engine.clone());
+        let mut engine = opts.engine.clone();
+        if !opts.client_functions && opts.executors.is_empty() && opts.mcp.is_none() {
+            engine.loop_mode = LoopMode::SingleShot;
+        }
+        let mut builder = Engine::builder(provider, store).config(engine);
         for e in &opts.executors {
             builder = builder.executor(e.clone());
-        }
-        if opts.client_functions {
-            builder = builder.executor(Arc::new(ClientFunctions));
         }
         if let Some(p) = &opts.policy {
             builder = builder.policy(p.clone());
@@ -216,6 +229,32 @@ impl Gateway {
                 .expect("request"),
         )
         .await
+    }
+
+    /// `POST /v1/responses` with one extra request header; returns the
+    /// status, the content type and the raw body (JSON or SSE).
+    pub async fn create_with_header(
+        &self,
+        body: &Value,
+        name: &str,
+        value: &str,
+    ) -> (u16, String, String) {
+        let resp = self
+            .client
+            .post(self.url("/v1/responses"))
+            .header(name, value)
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        let status = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        (status, content_type, resp.text().await.expect("body"))
     }
 
     /// `POST /v1/responses` with `stream: true`, read to the end.

@@ -126,6 +126,7 @@ impl McpFixture {
             .next()
             .and_then(|a| a.parse().ok())
             .expect("fixture address");
+        windlass_providers::install_crypto_provider();
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(2))
             .build()

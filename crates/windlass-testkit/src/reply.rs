@@ -94,6 +94,7 @@ pub struct Reply {
     pub(crate) end: StreamEnd,
     pub(crate) finish_reason: Option<String>,
     pub(crate) headers: Vec<(String, String)>,
+    pub(crate) echo_tool_output: bool,
 }
 
 impl Reply {
@@ -115,7 +116,46 @@ impl Reply {
             end: StreamEnd::Done,
             finish_reason: None,
             headers: Vec::new(),
+            echo_tool_output: false,
         }
+    }
+
+    /// Appends the content of the request's last `tool` message to the text:
+    /// a model that answers from a tool's output, which a test can check
+    /// really went through the client.
+    pub fn echo_tool_output(mut self) -> Self {
+        self.echo_tool_output = true;
+        self
+    }
+
+    /// This reply as sent for `request`: with [`Reply::echo_tool_output`],
+    /// the last tool message's content is appended to the text.
+    pub(crate) fn for_request(
+        self: std::sync::Arc<Self>,
+        request: &serde_json::Value,
+    ) -> std::sync::Arc<Self> {
+        if !self.echo_tool_output {
+            return self;
+        }
+        let mut reply = (*self).clone();
+        {
+            let last_tool = request
+                .get("messages")
+                .and_then(serde_json::Value::as_array)
+                .and_then(|m| {
+                    m.iter()
+                        .rev()
+                        .find(|m| m.get("role").and_then(|r| r.as_str()) == Some("tool"))
+                })
+                .and_then(|m| m.get("content"))
+                .map(|c| match c.as_str() {
+                    Some(s) => s.to_owned(),
+                    None => c.to_string(),
+                })
+                .unwrap_or_default();
+            reply.content = Some(reply.content.unwrap_or_default() + &last_tool);
+        }
+        std::sync::Arc::new(reply)
     }
 
     /// Assistant text. Streamed as `delta.content` pieces of

@@ -134,9 +134,9 @@ async fn answer(shared: Arc<Shared>, headers: HeaderMap, body: Bytes, wire: Wire
         .pointer("/stream_options/include_usage")
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    let reply = shared.next_reply().for_request(&request);
     shared.record(headers, request);
 
-    let reply = shared.next_reply();
     if let Some(d) = reply.first_byte_delay {
         if !sleep_or_cancel(d, &shared.cancel).await {
             guard.disarm();

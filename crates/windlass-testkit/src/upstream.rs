@@ -59,6 +59,9 @@ impl FakeUpstream {
 
     /// Like [`start`](Self::start), returning bind errors.
     pub async fn try_start() -> std::io::Result<FakeUpstream> {
+        // reqwest is built without a crypto provider of its own: a test's
+        // own `reqwest::Client` needs the process one installed first.
+        windlass_providers::install_crypto_provider();
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::new());

@@ -20,6 +20,13 @@ pub enum Command {
     /// Serve the Responses API over HTTP.
     Serve(ServeArgs),
     /// Run one prompt through the agent loop in-process and stream the answer.
+    ///
+    /// Only the answer goes to stdout; tool calls, results and the summary go
+    /// to stderr (coloured on a terminal unless NO_COLOR is set).
+    #[command(
+        after_help = "Exit status: 0 completed, 1 failed, 2 bad arguments or settings, \
+                      3 incomplete (turn limit or another limit), 130 interrupted."
+    )]
     Run(RunArgs),
     /// Serve the built-in tools ([builtins] of the config) as an MCP server
     /// on stdin/stdout, for other agents; [governance] applies to each call.
@@ -72,6 +79,16 @@ pub struct RunArgs {
     /// MCP server `windlass`) and its [governance] gates every call.
     #[arg(long, short = 'c')]
     pub config: Option<PathBuf>,
+
+    /// Print the execution trace (a line per model turn and per tool call,
+    /// secrets in arguments redacted) to stderr after the run.
+    #[arg(long)]
+    pub trace: bool,
+
+    /// Ask the model once to verify its first text-only answer after it
+    /// used tools (one more turn).
+    #[arg(long)]
+    pub completion_check: bool,
 }
 
 #[derive(Debug, Args)]
@@ -104,7 +121,9 @@ pub struct ServeArgs {
     #[arg(long, env = "WINDLASS_MAX_AGENTIC_TURNS")]
     pub max_agentic_turns: Option<u32>,
 
-    /// How responses with pending client function calls end [default: requires-action].
+    /// How responses that pause for the client (client function calls, MCP
+    /// approval requests) end [default: completed, as OpenAI]. A request can
+    /// choose with the `X-Windlass-Client-Tools-Status` header.
     #[arg(long, env = "WINDLASS_CLIENT_TOOLS_STATUS", value_enum)]
     pub client_tools_status: Option<ClientToolsArg>,
 
@@ -135,11 +154,12 @@ pub struct ServeArgs {
 #[derive(Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientToolsArg {
-    /// Status `requires_action`, event `response.requires_action` (seed 000).
-    #[value(name = "requires-action", alias = "requires_action")]
-    RequiresAction,
     /// Status `completed`, event `response.completed` (what OpenAI does).
     Completed,
+    /// Status `requires_action`, event `response.requires_action` (opt-in).
+    #[value(name = "requires-action", alias = "requires_action")]
+    #[serde(alias = "requires-action")]
+    RequiresAction,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq)]

@@ -90,6 +90,12 @@ pub struct LoopFile {
     pub tool_timeout_ms: Option<u64>,
     pub max_response_time_ms: Option<u64>,
     pub client_tools_status: Option<ClientToolsArg>,
+    /// Tool calls one model turn may make (the rest get an error output).
+    pub max_tool_calls_per_turn: Option<u32>,
+    /// Consecutive failed tool calls that end a response `incomplete`.
+    pub tool_error_threshold: Option<u32>,
+    /// Ask the model to verify its first text-only answer after tools.
+    pub completion_check: Option<bool>,
 }
 
 /// `[store]`: the SQLite file's bounds.
@@ -172,9 +178,12 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         engine.tool_timeout = Duration::from_millis(ms);
     }
     engine.max_response_time = lp.max_response_time_ms.map(Duration::from_millis);
+    engine.max_tool_calls_per_turn = lp.max_tool_calls_per_turn;
+    engine.tool_error_threshold = lp.tool_error_threshold;
+    engine.completion_check = lp.completion_check.unwrap_or(false);
     engine.client_tools_status = match args.client_tools_status.or(lp.client_tools_status) {
-        Some(ClientToolsArg::Completed) => ClientToolsStatus::Completed,
-        _ => ClientToolsStatus::RequiresAction,
+        Some(ClientToolsArg::RequiresAction) => ClientToolsStatus::RequiresAction,
+        Some(ClientToolsArg::Completed) | None => ClientToolsStatus::Completed,
     };
 
     // Flag or environment keys replace the file's list; a blank one (an
@@ -234,10 +243,18 @@ mod tests {
     }
 
     fn try_resolve(extra: &[&str]) -> Result<Settings, ConfigError> {
-        let dir = std::env::temp_dir().join(format!("windlass-cfg-{}", std::process::id()));
+        try_resolve_file("keys", "[server]\napi_keys = [\"sk-file\"]\n", extra)
+    }
+
+    fn resolve_file(name: &str, toml: &str, extra: &[&str]) -> Settings {
+        try_resolve_file(name, toml, extra).unwrap()
+    }
+
+    fn try_resolve_file(name: &str, toml: &str, extra: &[&str]) -> Result<Settings, ConfigError> {
+        let dir = std::env::temp_dir().join(format!("windlass-cfg-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("windlass.toml");
-        std::fs::write(&file, "[server]\napi_keys = [\"sk-file\"]\n").unwrap();
+        std::fs::write(&file, toml).unwrap();
         let mut argv = vec![
             "windlass",
             "serve",
@@ -254,6 +271,29 @@ mod tests {
     }
 
     #[test]
+    fn client_tools_status_is_completed_unless_opted_in() {
+        use windlass_engine::ClientToolsStatus::{Completed, RequiresAction};
+        assert_eq!(resolve_with(&[]).engine.client_tools_status, Completed);
+        let flag = ["--client-tools-status", "requires-action"];
+        assert_eq!(
+            resolve_with(&flag).engine.client_tools_status,
+            RequiresAction
+        );
+        let toml = "[loop]\nclient_tools_status = \"requires_action\"\n";
+        assert_eq!(
+            resolve_file("cts", toml, &[]).engine.client_tools_status,
+            RequiresAction
+        );
+        let back = ["--client-tools-status", "completed"];
+        assert_eq!(
+            resolve_file("cts-back", toml, &back)
+                .engine
+                .client_tools_status,
+            Completed
+        );
+    }
+
+    #[test]
     fn blank_api_keys_refuse_to_start() {
         assert_eq!(resolve_with(&[]).server.api_keys, ["sk-file"]);
         for blank in ["", ",", "sk-a,,sk-b", " "] {
@@ -265,5 +305,18 @@ mod tests {
             .key_ring()
             .unwrap();
         assert_eq!(ring.find("sk-b").unwrap().name, "key-2");
+    }
+
+    #[test]
+    fn loop_limits_come_from_the_loop_section() {
+        let toml = "[loop]\nmax_tool_calls_per_turn = 4\ntool_error_threshold = 3\ncompletion_check = true\n";
+        let engine = resolve_file("limits", toml, &[]).engine;
+        assert_eq!(engine.max_tool_calls_per_turn, Some(4));
+        assert_eq!(engine.tool_error_threshold, Some(3));
+        assert!(engine.completion_check);
+        let defaults = resolve_with(&[]).engine;
+        assert_eq!(defaults.max_tool_calls_per_turn, None);
+        assert_eq!(defaults.tool_error_threshold, None);
+        assert!(!defaults.completion_check);
     }
 }

@@ -78,12 +78,13 @@ pub mod mcp_stdio;
 pub mod run;
 pub mod sdk;
 pub mod serve;
+mod trace_text;
 pub mod upstreams;
 
 pub use sdk::{
     query, Agent, AgentBuilder, Block, BlockStream, BuildError, Client, Hooks, Message,
-    PostToolUse, PreToolUse, PromptDecision, QueryResult, SdkError, Termination, Tool,
-    ToolDecision, ToolError, ToolErrorKind, ToolOutcome, ToolUse, Usage, UserPromptSubmit,
+    PostToolUse, PreToolUse, PromptDecision, PromptResult, QueryResult, SdkError, Termination,
+    Tool, ToolDecision, ToolError, ToolErrorKind, ToolOutcome, ToolUse, Usage, UserPromptSubmit,
 };
 
 /// The schema derive used by typed tools' argument types.

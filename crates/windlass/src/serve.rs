@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use tracing_subscriber::EnvFilter;
-use windlass_engine::{ClientFunctions, Engine};
+use windlass_engine::Engine;
 use windlass_server::{AppState, McpDirectory};
 use windlass_store::SqliteStore;
 use windlass_tools::McpServers;
@@ -53,7 +53,6 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let mcp = McpServers::start(settings.mcp);
     let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
     let engine = Engine::builder(provider, store)
-        .executor(Arc::new(ClientFunctions))
         .mcp(governed.hub)
         .policy(governed.policy)
         .config(settings.engine)

@@ -206,11 +206,7 @@ async fn a_rate_limited_call_is_an_error_output_and_the_response_completes() {
     assert_eq!(final_text(&run.resp), "done");
 }
 
-// The gate answers `CallDecision::RequireApproval` (see windlass-governance's
-// own tests); turning that into an `mcp_approval_request` is the engine's
-// part, landing on its own branch.
 #[tokio::test]
-#[ignore = "needs the engine to turn CallDecision::RequireApproval into an mcp_approval_request"]
 async fn supervised_commands_wait_for_an_approval_then_run() {
     let work = work_dir("supervised");
     let gw = gateway(&work, "autonomy = \"supervised\"").await;

@@ -19,7 +19,7 @@ fn fco(call_id: &str, output: &str) -> Value {
 #[tokio::test]
 async fn client_function_call_requires_action() {
     for mode in MODES {
-        let gw = Gateway::start().await;
+        let gw = Gateway::start_with(GatewayOptions::requires_action()).await;
         gw.upstream
             .push(Reply::tool_call("get_weather", r#"{"city":"Paris"}"#).with_call_id("call_c"));
         let run = create(
@@ -53,7 +53,7 @@ async fn client_function_call_requires_action() {
 async fn continuation_with_outputs_sends_full_chain() {
     for first in MODES {
         for second in MODES {
-            let gw = Gateway::start().await;
+            let gw = Gateway::start_with(GatewayOptions::requires_action()).await;
             let tools = funcs(&["get_weather"]);
             gw.upstream.push(
                 Reply::tool_call("get_weather", r#"{"city":"Paris"}"#).with_call_id("call_c"),
@@ -119,7 +119,7 @@ async fn client_tools_status_completed_gives_openai_form() {
                 client_tools_status: ClientToolsStatus::Completed,
                 ..Default::default()
             },
-            ..Default::default()
+            ..GatewayOptions::requires_action()
         })
         .await;
         gw.upstream
@@ -168,7 +168,7 @@ async fn mixed_turn_pauses_whole_and_resumes_server_call_first() {
         let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found it".into()));
         let gw = Gateway::start_with(GatewayOptions {
             executors: vec![mock.arc()],
-            ..Default::default()
+            ..GatewayOptions::requires_action()
         })
         .await;
         let tools = funcs(&["lookup", "ask_user"]);
@@ -267,7 +267,7 @@ async fn mixed_turn_pauses_whole_and_resumes_server_call_first() {
 /// 400 with a clear message; nothing is stored, the model is not called.
 #[tokio::test]
 async fn unknown_call_id_is_rejected_and_nothing_stored() {
-    let gw = Gateway::start().await;
+    let gw = Gateway::start_with(GatewayOptions::requires_action()).await;
     let tools = funcs(&["get_weather"]);
     gw.upstream
         .push(Reply::tool_call("get_weather", "{}").with_call_id("call_c"));
@@ -340,7 +340,7 @@ async fn unknown_call_id_is_rejected_and_nothing_stored() {
 /// twice in one input) is refused like an unknown call_id.
 #[tokio::test]
 async fn output_for_an_already_answered_call_is_400() {
-    let gw = Gateway::start().await;
+    let gw = Gateway::start_with(GatewayOptions::requires_action()).await;
     let tools = funcs(&["get_weather"]);
     gw.upstream
         .push(Reply::tool_call("get_weather", "{}").with_call_id("call_c"));
@@ -390,7 +390,7 @@ async fn output_for_an_already_answered_call_is_400() {
 #[tokio::test]
 async fn continuation_without_outputs_goes_to_the_model() {
     for mode in MODES {
-        let gw = Gateway::start().await;
+        let gw = Gateway::start_with(GatewayOptions::requires_action()).await;
         let tools = funcs(&["get_weather"]);
         gw.upstream
             .push(Reply::tool_call("get_weather", r#"{"city":"Paris"}"#).with_call_id("call_c"));
@@ -433,7 +433,7 @@ async fn mixed_turn_continuation_without_outputs_goes_to_the_model() {
         let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found it".into()));
         let gw = Gateway::start_with(GatewayOptions {
             executors: vec![mock.arc()],
-            ..Default::default()
+            ..GatewayOptions::requires_action()
         })
         .await;
         let tools = funcs(&["lookup", "ask_user"]);
@@ -488,7 +488,7 @@ async fn executor_accepting_no_tool_leaves_calls_to_the_client() {
         let gw = Gateway::start_with(GatewayOptions {
             executors: vec![mock.arc()],
             client_functions: false,
-            ..Default::default()
+            ..GatewayOptions::requires_action()
         })
         .await;
         gw.upstream
@@ -518,7 +518,7 @@ async fn server_round_then_client_call_then_continuation() {
         let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("id=7".into()));
         let gw = Gateway::start_with(GatewayOptions {
             executors: vec![mock.arc()],
-            ..Default::default()
+            ..GatewayOptions::requires_action()
         })
         .await;
         let tools = funcs(&["lookup", "confirm"]);

@@ -38,7 +38,7 @@ async fn paused_server_call_meets_the_policy_once() {
         let gw = Gateway::start_with(GatewayOptions {
             executors: vec![mock.arc()],
             policy: Some(policy.clone()),
-            ..Default::default()
+            ..GatewayOptions::requires_action()
         })
         .await;
         let tools = funcs(&["lookup", "ask_user"]);

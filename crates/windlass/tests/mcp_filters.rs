@@ -9,7 +9,7 @@ mod mcp_support;
 use loop_support::*;
 use mcp_support::*;
 use serde_json::json;
-use windlass_engine::upstream::mcp_tool_name;
+use windlass_engine::mcp_tool_name;
 use windlass_testkit::{Gateway, McpFixture, PyMcp, Reply, ToolCallSpec};
 
 #[path = "common/gw_util.rs"]

@@ -36,6 +36,10 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 #[tokio::test]
 async fn run_streams_the_answer_and_ends_with_a_summary() {
     let up = FakeUpstream::start().await;
@@ -45,20 +49,20 @@ async fn run_streams_the_answer_and_ends_with_a_summary() {
         &["What is the capital of France?", "--system", "Be brief."],
     ))
     .await;
-    let text = stdout(&out);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(text.contains("Paris is the capital of France."), "{text}");
-    let last = text.lines().last().unwrap();
+    let (text, notes) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{text}\n{notes}");
+    // Only the answer on stdout; the summary on stderr.
+    assert_eq!(text, "Paris is the capital of France.\n");
+    let last = notes.lines().last().unwrap();
     assert!(
         last.starts_with("1 turn, 0 tool calls, 19 tokens (12 in, 7 out), ") && last.ends_with('s'),
         "{last}"
     );
     // Piped output is plain: no escape codes.
-    assert!(!text.contains('\x1b'), "{text:?}");
+    assert!(
+        !text.contains('\x1b') && !notes.contains('\x1b'),
+        "{notes:?}"
+    );
     let req = up.last_request().unwrap();
     assert_eq!(req["model"], "m");
     assert_eq!(req["messages"][0]["content"], "Be brief.");
@@ -76,16 +80,19 @@ async fn run_shows_tool_calls_and_their_results() {
     up.push(Reply::tool_call("get_weather", r#"{"city":"Paris"}"#));
     up.push(Reply::text("I cannot check the weather."));
     let out = windlass(args(&up, &["Weather in Paris?"])).await;
-    let text = stdout(&out);
-    assert!(out.status.success(), "{text}");
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], r#"[tool] get_weather {"city":"Paris"}"#, "{text}");
+    let (text, notes) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{notes}");
+    let lines: Vec<&str> = notes.lines().collect();
+    assert_eq!(
+        lines[0], r#"[tool] get_weather {"city":"Paris"}"#,
+        "{notes}"
+    );
     assert_eq!(lines[1], "[error] Unknown tool: get_weather");
-    assert!(text.contains("I cannot check the weather."));
     assert!(
         lines.last().unwrap().starts_with("2 turns, 1 tool call, "),
-        "{text}"
+        "{notes}"
     );
+    assert_eq!(text, "I cannot check the weather.\n");
 }
 
 #[tokio::test]
@@ -105,13 +112,15 @@ async fn run_stops_at_max_turns_and_says_so() {
     let up = FakeUpstream::start().await;
     up.set_default(Reply::tool_call("loop", "{}"));
     let out = windlass(args(&up, &["loop", "--max-turns", "2"])).await;
-    let text = stdout(&out);
-    assert!(out.status.success(), "{text}");
+    let notes = stderr(&out);
+    // Incomplete: exit status 3.
+    assert_eq!(out.status.code(), Some(3), "{notes}");
     assert_eq!(up.request_count(), 2);
     assert!(
-        text.lines().last().unwrap().contains("2-turn limit"),
-        "{text}"
+        notes.lines().last().unwrap().contains("2-turn limit"),
+        "{notes}"
     );
+    assert_eq!(stdout(&out), "");
 }
 
 #[tokio::test]
@@ -119,12 +128,17 @@ async fn run_reports_failures_and_missing_settings() {
     let up = FakeUpstream::start().await;
     up.push(Reply::error(400, "no such model"));
     let out = windlass(args(&up, &["hi"])).await;
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no such model"));
+    // A failed run: exit status 1.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no such model"));
+    assert_eq!(stdout(&out), "");
 
+    // A missing setting: exit status 2, like a usage error.
     let out = windlass(vec!["run".into(), "hi".into()]).await;
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--upstream"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--upstream"));
+    let out = windlass(args(&up, &["--mcp", " ", "hi"])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
 #[tokio::test]
@@ -155,10 +169,10 @@ async fn run_attaches_an_mcp_server() {
     let (python, script) = windlass_testkit::mcp::python_stdio_command(windlass_testkit::PyMcp::V2);
     let spec = format!("calc={python} {}", script.join(" "));
     let out = windlass(args(&up, &["--mcp", &spec, "What is 17 + 25?"])).await;
-    let text = stdout(&out);
-    assert!(out.status.success(), "{text}");
-    assert!(text.contains("calc__add"), "{text}");
-    assert!(text.contains("42"), "{text}");
+    let (text, notes) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{notes}");
+    assert!(notes.contains("calc__add"), "{notes}");
+    assert_eq!(text, "It is 42.\n");
     // The model saw the MCP result as a tool message.
     let last = up.requests()[1]["messages"]
         .as_array()
@@ -168,4 +182,68 @@ async fn run_attaches_an_mcp_server() {
         .clone();
     assert_eq!(last["role"], "tool");
     assert_eq!(last["content"], "42");
+}
+
+#[tokio::test]
+async fn run_trace_prints_the_trace_to_stderr() {
+    let up = FakeUpstream::start().await;
+    up.push(Reply::tool_call(
+        "get_weather",
+        r#"{"city":"Paris","api_key":"sk-1"}"#,
+    ));
+    up.push(Reply::text("I cannot check the weather."));
+    let out = windlass(args(&up, &["--trace", "Weather in Paris?"])).await;
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("trace resp_"))
+        .unwrap_or_else(|| panic!("no trace in stderr: {err}"));
+    assert!(lines[start + 1].starts_with("step 0: "), "{err}");
+    assert!(
+        lines[start + 2].starts_with("  get_weather [unknown] deny (unknown_tool) -> denied"),
+        "{err}"
+    );
+    assert!(lines[start + 3].starts_with("step 1: "), "{err}");
+    assert!(!err.contains("sk-1"), "{err}");
+    assert!(!stdout(&out).contains("trace resp_"));
+}
+
+/// Runs the binary on a pseudo-terminal (util-linux `script`), as a person
+/// at a terminal would; returns everything the terminal showed.
+async fn on_terminal(args: Vec<String>, no_color: bool) -> String {
+    tokio::task::spawn_blocking(move || {
+        let mut line = String::from(env!("CARGO_BIN_EXE_windlass"));
+        for a in &args {
+            line.push(' ');
+            line.push_str(&format!("'{}'", a.replace('\'', "'\\''")));
+        }
+        let mut cmd = Command::new("script");
+        cmd.args(["-qec", &line, "/dev/null"])
+            .env_remove("RUST_LOG")
+            .env_remove("NO_COLOR");
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        }
+        let out = cmd.output().expect("run script(1)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn colours_on_a_terminal_unless_no_color() {
+    let up = FakeUpstream::start().await;
+    for no_color in [false, true] {
+        up.push(Reply::tool_call("get_weather", "{}"));
+        up.push(Reply::text("No weather here."));
+        let shown = on_terminal(args(&up, &["Weather?"]), no_color).await;
+        assert!(shown.contains("No weather here."), "{shown:?}");
+        assert!(shown.contains("get_weather"), "{shown:?}");
+        // SGR colour sequences (ESC [ <n> m) only without NO_COLOR.
+        let coloured = shown.contains("\x1b[36m") || shown.contains("\x1b[2m");
+        assert_eq!(coloured, !no_color, "NO_COLOR={no_color}: {shown:?}");
+    }
 }

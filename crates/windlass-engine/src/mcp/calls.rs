@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use windlass_protocol::{
-    EventData, Item, McpCall, McpCallError, McpCallStatus, McpToolCallError, ToolOutput,
+    EventData, Item, McpApprovalRequest, McpCall, McpCallError, McpCallStatus, McpToolCallError,
 };
 
 use crate::emitter::Emitter;
@@ -69,14 +69,7 @@ pub(crate) async fn finish_call(
     result: ToolResult,
     protocol: Option<i64>,
 ) {
-    let text = match result.output {
-        ToolOutput::Text(t) => t,
-        ToolOutput::Parts(parts) => parts
-            .iter()
-            .filter_map(|p| p.text())
-            .collect::<Vec<_>>()
-            .join("\n"),
-    };
+    let text = result.output.joined_text();
     let mut item_id = String::new();
     if let Item::McpCall(c) = out.item_mut(idx) {
         item_id = c.id.clone();
@@ -109,4 +102,31 @@ pub(crate) async fn finish_call(
     };
     out.emit(event).await;
     out.item_done(idx).await;
+}
+
+/// Turns the open `mcp_call` item of a call the policy wants approved into
+/// an `mcp_approval_request` at the same output position, with the same
+/// item id (stream clients track items by id), announced with
+/// `output_item.done`; the continuation resumes it like any approval.
+/// False when the call has no open item here.
+pub(crate) async fn to_approval_request(out: &mut Emitter<'_>, call_id: &str) -> bool {
+    let found = out
+        .response
+        .output
+        .iter()
+        .position(|it| matches!(it, Item::McpCall(c) if c.id == call_id));
+    let Some(idx) = found.filter(|&i| out.is_open(i)) else {
+        return false;
+    };
+    let Item::McpCall(c) = out.item_mut(idx).clone() else {
+        return false;
+    };
+    *out.item_mut(idx) = Item::McpApprovalRequest(McpApprovalRequest {
+        id: c.id,
+        server_label: c.server_label,
+        name: c.name,
+        arguments: c.arguments,
+    });
+    out.item_done(idx).await;
+    true
 }

@@ -11,8 +11,8 @@ use windlass_protocol::{
 use crate::error::EngineError;
 use crate::ports::mcp::{McpError, McpHub, McpServerRef};
 use crate::ports::tools::{ToolDefinition, ToolOrigin};
+use crate::tooling::mcp_tool_name;
 use crate::tooling::ToolSet;
-use crate::upstream::mcp_tool_name;
 
 /// One MCP server a request uses.
 #[derive(Debug, Clone)]

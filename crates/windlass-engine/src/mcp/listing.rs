@@ -12,7 +12,7 @@ use windlass_protocol::{EventData, Item, McpListTools};
 
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
-use crate::error::RunFailure;
+use crate::error::{FailureKind, RunFailure};
 use crate::finish::Ending;
 use crate::mcp::declare::add_tools;
 use crate::ports::mcp::McpError;
@@ -108,9 +108,7 @@ pub(crate) async fn list_new_servers(
                 // Like OpenAI: a request whose MCP server cannot list its
                 // tools fails (424) rather than letting the model guess.
                 failure.get_or_insert(RunFailure {
-                    http_status: 424,
-                    kind: "server_error",
-                    code: "mcp_list_tools_failed".to_owned(),
+                    kind: FailureKind::McpListToolsFailed,
                     message,
                     param: Some(format!("tools[{}]", run.mcp.servers[a.server].index)),
                 });

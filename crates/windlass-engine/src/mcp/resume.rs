@@ -9,7 +9,7 @@ use windlass_protocol::{Item, McpApprovalRequest, McpCallStatus};
 
 use crate::error::EngineError;
 use crate::ports::tools::ToolCall;
-use crate::upstream::mcp_tool_name;
+use crate::tooling::mcp_tool_name;
 
 #[derive(Debug, Default)]
 pub(crate) struct Resumed {

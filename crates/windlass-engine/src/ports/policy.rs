@@ -47,6 +47,23 @@ pub enum CallDecision {
     RequireApproval,
 }
 
+/// A call decision and the rule that made it, for traces and decision logs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuledDecision {
+    pub decision: CallDecision,
+    /// The policy's name for the rule that decided (e.g. `scope:files`).
+    pub rule: Option<String>,
+}
+
+impl From<CallDecision> for RuledDecision {
+    fn from(decision: CallDecision) -> Self {
+        RuledDecision {
+            decision,
+            rule: None,
+        }
+    }
+}
+
 /// The verdict before a model turn.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnDecision {
@@ -70,6 +87,19 @@ pub trait Policy: Send + Sync {
         _tool: Option<&ToolDefinition>,
     ) -> CallDecision {
         CallDecision::Allow
+    }
+
+    /// What the engine asks before each call, once per call: the decision
+    /// and, when the policy names it, the rule that made it. The default
+    /// asks [`before_call`](Self::before_call) and names no rule; implement
+    /// this one instead to report rules.
+    async fn decide_call(
+        &self,
+        ctx: &PolicyContext<'_>,
+        call: &ToolCall,
+        tool: Option<&ToolDefinition>,
+    ) -> RuledDecision {
+        self.before_call(ctx, call, tool).await.into()
     }
 
     /// Observes a result and may replace it.
@@ -109,13 +139,22 @@ impl Policy for PolicyChain {
         call: &ToolCall,
         tool: Option<&ToolDefinition>,
     ) -> CallDecision {
+        self.decide_call(ctx, call, tool).await.decision
+    }
+
+    async fn decide_call(
+        &self,
+        ctx: &PolicyContext<'_>,
+        call: &ToolCall,
+        tool: Option<&ToolDefinition>,
+    ) -> RuledDecision {
         for p in &self.0 {
-            match p.before_call(ctx, call, tool).await {
-                CallDecision::Allow => continue,
-                other => return other,
+            let ruled = p.decide_call(ctx, call, tool).await;
+            if ruled.decision != CallDecision::Allow {
+                return ruled;
             }
         }
-        CallDecision::Allow
+        CallDecision::Allow.into()
     }
 
     async fn after_call(

@@ -2,6 +2,8 @@
 
 use windlass_protocol::StreamEvent;
 
+use super::events::RunEvent;
+
 /// The receiver is gone (client disconnected).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("event receiver closed")]
@@ -16,6 +18,15 @@ pub trait EventSink: Send {
     /// Delivers one event. An error means the client is gone; the engine
     /// cancels the response.
     async fn send(&mut self, event: StreamEvent) -> Result<(), SinkClosed>;
+
+    /// Whether [`run_event`](Self::run_event) wants the loop's run events
+    /// (the engine builds none otherwise).
+    fn wants_run_events(&self) -> bool {
+        false
+    }
+
+    /// Receives one run event, in loop order with the stream events.
+    async fn run_event(&mut self, _event: RunEvent) {}
 }
 
 /// A sink for the JSON surface: no events.

@@ -2,6 +2,8 @@
 
 use windlass_protocol::{Item, ResponseResource};
 
+use crate::trace::Trace;
+
 /// A finished response to persist.
 #[derive(Debug, Clone, Copy)]
 pub struct NewResponse<'a> {
@@ -75,6 +77,16 @@ pub trait ResponseStore: Send + Sync {
 
     /// The most recently stored item with this public id (for `item_reference`).
     async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError>;
+
+    /// Stores the execution trace of a saved response (replacing any).
+    async fn save_trace(&self, _response_id: &str, _trace: &Trace) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// The execution trace of a response; `None` when there is none.
+    async fn trace(&self, _response_id: &str) -> Result<Option<Trace>, StoreError> {
+        Ok(None)
+    }
 
     /// Cheap liveness probe for `/ready`.
     async fn ping(&self) -> Result<(), StoreError>;

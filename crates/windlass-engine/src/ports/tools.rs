@@ -6,12 +6,15 @@ use windlass_protocol::ToolOutput;
 
 /// How a tool is hosted (seed 001 `ToolKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ToolKind {
     /// Executed by the client: the response ends with `requires_action`.
     Function,
     Mcp,
     Sandbox,
     Builtin,
+    /// Tools of the embedding program (the SDK's local tools).
+    Local,
 }
 
 /// Where a model-visible tool came from.
@@ -93,6 +96,12 @@ pub enum ToolError {
 #[async_trait::async_trait]
 pub trait ToolExecutor: Send + Sync {
     fn kind(&self) -> ToolKind;
+
+    /// Tools this executor offers the model on every request, besides the
+    /// request's own (e.g. built-ins). Their calls come to this executor.
+    fn definitions(&self) -> Vec<ToolDefinition> {
+        Vec::new()
+    }
 
     /// Whether this executor runs calls of `tool`.
     fn can_execute(&self, tool: &ToolDefinition) -> bool;

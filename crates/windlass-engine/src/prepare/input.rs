@@ -4,10 +4,14 @@
 use std::collections::HashSet;
 
 use windlass_protocol::ids::{new_id, prefix};
-use windlass_protocol::{ContentPart, Item, ItemStatus, MessageContent, Role, ToolOutput};
+use windlass_protocol::{
+    ContentPart, CustomToolCallOutput, FunctionCallOutput, Item, ItemStatus, MessageContent, Role,
+    ToolOutput,
+};
 
 use crate::error::EngineError;
 use crate::ports::store::ResponseStore;
+use crate::ports::tools::ToolCall;
 
 /// Resolves `item_reference`s, rejects unknown types, assigns missing ids.
 pub async fn canonicalize_input(
@@ -49,7 +53,8 @@ fn check_item(item: &Item, i: usize) -> Result<(), EngineError> {
             MessageContent::Text(_) => Ok(()),
             MessageContent::Parts(parts) => check_parts(parts, &format!("input[{i}].content")),
         },
-        Item::FunctionCallOutput(o) => match &o.output {
+        Item::FunctionCallOutput(FunctionCallOutput { output, .. })
+        | Item::CustomToolCallOutput(CustomToolCallOutput { output, .. }) => match output {
             ToolOutput::Text(_) => Ok(()),
             ToolOutput::Parts(parts) => check_parts(parts, &format!("input[{i}].output")),
         },
@@ -74,6 +79,12 @@ fn normalize(item: &mut Item) {
             c.status.get_or_insert(ItemStatus::Completed);
         }
         Item::FunctionCallOutput(o) => {
+            o.status.get_or_insert(ItemStatus::Completed);
+        }
+        Item::CustomToolCall(c) => {
+            c.status.get_or_insert(ItemStatus::Completed);
+        }
+        Item::CustomToolCallOutput(o) => {
             o.status.get_or_insert(ItemStatus::Completed);
         }
         _ => {}
@@ -109,33 +120,38 @@ pub fn with_id(mut item: Item) -> Item {
         Item::FunctionCallOutput(o) => fill(&mut o.id, prefix::FUNCTION_CALL_OUTPUT),
         Item::Reasoning(r) => fill(&mut r.id, prefix::REASONING),
         Item::McpApprovalResponse(r) => fill(&mut r.id, prefix::MCP_APPROVAL_RESPONSE),
+        Item::CustomToolCall(c) => fill(&mut c.id, prefix::CUSTOM_TOOL_CALL),
+        Item::CustomToolCallOutput(o) => fill(&mut o.id, prefix::CUSTOM_TOOL_CALL_OUTPUT),
         _ => {}
     }
     item
 }
 
-/// Checks each new `function_call_output` answers a call that is still open
-/// in the history or earlier in the input; returns the calls still open after
-/// the input, in order (a continuation's pending calls).
-pub fn match_call_outputs(
-    history: &[Item],
-    input: &[Item],
-) -> Result<Vec<windlass_protocol::FunctionCall>, EngineError> {
-    let mut open: Vec<windlass_protocol::FunctionCall> = Vec::new();
+/// Checks each new `function_call_output` (or `custom_tool_call_output`)
+/// answers a call that is still open in the history or earlier in the input;
+/// returns the calls still open after the input, in order (a continuation's
+/// pending calls), under their model-visible names.
+pub fn match_call_outputs(history: &[Item], input: &[Item]) -> Result<Vec<ToolCall>, EngineError> {
+    let mut open: Vec<ToolCall> = Vec::new();
     let mut answered: HashSet<&str> = HashSet::new();
     for item in history {
         track(item, &mut open, &mut answered);
     }
     for (i, item) in input.iter().enumerate() {
-        if let Item::FunctionCallOutput(o) = item {
+        let output_of = match item {
+            Item::FunctionCallOutput(o) => Some(&o.call_id),
+            Item::CustomToolCallOutput(o) => Some(&o.call_id),
+            _ => None,
+        };
+        if let Some(call_id) = output_of {
             let is_open = open
                 .iter()
-                .any(|c| c.call_id == o.call_id && !answered.contains(c.call_id.as_str()));
+                .any(|c| &c.call_id == call_id && !answered.contains(c.call_id.as_str()));
             if !is_open {
                 return Err(EngineError::invalid_code(
                     format!(
                         "No tool call found for function call output with call_id '{}'.",
-                        o.call_id
+                        call_id
                     ),
                     Some(&format!("input[{i}].call_id")),
                     "unknown_call_id",
@@ -150,14 +166,15 @@ pub fn match_call_outputs(
         .collect())
 }
 
-fn track<'a>(
-    item: &'a Item,
-    open: &mut Vec<windlass_protocol::FunctionCall>,
-    answered: &mut HashSet<&'a str>,
-) {
+fn track<'a>(item: &'a Item, open: &mut Vec<ToolCall>, answered: &mut HashSet<&'a str>) {
     match item {
-        Item::FunctionCall(c) => open.push(c.clone()),
+        Item::FunctionCall(_) | Item::CustomToolCall(_) => {
+            open.extend(crate::client_shapes::tool_call(item));
+        }
         Item::FunctionCallOutput(o) => {
+            answered.insert(o.call_id.as_str());
+        }
+        Item::CustomToolCallOutput(o) => {
             answered.insert(o.call_id.as_str());
         }
         _ => {}

@@ -1,7 +1,9 @@
 //! Everything before the loop runs: validate, load history, resolve tools.
 //! Any refusal happens here, before a stream starts or anything is written.
 
+mod choice;
 mod input;
+mod limits;
 mod tools;
 mod validate;
 
@@ -12,6 +14,8 @@ use windlass_protocol::{
     CreateResponseRequest, Item, ResponseResource, ResponseStatus, TextField, Tool, Truncation,
 };
 
+use crate::config::ClientToolsStatus;
+use crate::config::LoopMode;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::mcp::declare::{add_tools, check_servers, reuse_listings};
@@ -23,6 +27,8 @@ use crate::ports::tools::ToolCall;
 use crate::tooling::ToolSet;
 
 pub use input::with_id;
+pub(crate) use limits::Limits;
+pub use limits::{META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS, META_TOOL_ERROR_THRESHOLD};
 pub use tools::valid_name;
 
 /// A checked request, ready for [`Engine::run`].
@@ -37,8 +43,11 @@ pub struct PreparedRun {
     pub(crate) tools: ToolSet,
     pub(crate) mcp: McpRun,
     pub(crate) first_choice: ModelToolChoice,
-    pub(crate) single_shot: bool,
-    pub(crate) call_budget: u64,
+    pub(crate) mode: LoopMode,
+    pub(crate) limits: Limits,
+    /// How a pause for the client ends; the engine's setting unless the
+    /// surface overrides it for this request.
+    pub(crate) client_tools_status: ClientToolsStatus,
     /// Who asked (see [`PolicyContext::principal`]).
     pub(crate) principal: Option<String>,
 }
@@ -55,6 +64,11 @@ impl PreparedRun {
 
     pub fn store(&self) -> bool {
         self.response.store
+    }
+
+    /// Overrides, for this request, how a pause for the client ends.
+    pub fn set_client_tools_status(&mut self, status: ClientToolsStatus) {
+        self.client_tools_status = status;
     }
 
     /// The response as it stands before the loop (`in_progress`, empty output).
@@ -88,6 +102,7 @@ impl Engine {
     ) -> Result<PreparedRun, EngineError> {
         let inner = &self.inner;
         validate::validate_fields(&req)?;
+        let limits = limits::limits(&inner.config, &req)?;
         let model = match req
             .model
             .as_deref()
@@ -103,6 +118,7 @@ impl Engine {
             }
         };
         let mut resolved = tools::resolve_tools(&req, &inner.executors, inner.mcp.is_some())?;
+        crate::client_shapes::warn_hosted(&req);
         if let Some(hub) = inner.mcp.as_deref() {
             check_servers(hub, &resolved.mcp).await?;
         }
@@ -135,22 +151,14 @@ impl Engine {
                 add_tools(&mut resolved.set, decl, default.as_ref(), tools);
             }
         }
-        let mut pending: Vec<ToolCall> = open_calls
-            .into_iter()
-            .map(|c| ToolCall {
-                call_id: c.call_id,
-                name: c.name,
-                arguments: c.arguments,
-            })
-            .collect();
+        let mut pending: Vec<ToolCall> = open_calls;
         pending.extend(resumed.calls);
 
-        let call_budget = req
-            .max_tool_calls
-            .unwrap_or(u64::MAX)
-            .min(inner.config.max_tool_calls);
-        let single_shot =
-            (inner.executors.is_empty() && resolved.mcp.is_empty()) || resolved.choice_none;
+        let mode = if resolved.choice_none {
+            LoopMode::SingleShot
+        } else {
+            inner.config.loop_mode
+        };
         let response = skeleton(&req, model);
         Ok(PreparedRun {
             response,
@@ -166,8 +174,9 @@ impl Engine {
                 targets: resumed.targets,
             },
             first_choice: resolved.first_choice,
-            single_shot,
-            call_budget,
+            mode,
+            limits,
+            client_tools_status: inner.config.client_tools_status,
             principal: None,
         })
     }

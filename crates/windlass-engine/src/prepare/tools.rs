@@ -4,16 +4,15 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::json;
-use windlass_protocol::{
-    CreateResponseRequest, Tool, ToolChoice, ToolChoiceMode, ToolChoiceObject,
-};
+use windlass_protocol::{CreateResponseRequest, Tool};
 
+use super::choice::resolve_choice;
+use crate::client_shapes;
 use crate::error::EngineError;
 use crate::mcp::declare::{declare, McpServerDecl};
 use crate::ports::provider::ModelToolChoice;
 use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolOrigin};
-use crate::tooling::ToolSet;
-use crate::upstream::mcp_tool_name;
+use crate::tooling::{mcp_tool_name, ToolSet};
 
 /// What prepare learns from `tools`, `tool_choice` and `allowed_tools`.
 pub struct ResolvedTools {
@@ -31,10 +30,62 @@ pub fn resolve_tools(
     executors: &[Arc<dyn ToolExecutor>],
     mcp_enabled: bool,
 ) -> Result<ResolvedTools, EngineError> {
-    let mut defs = Vec::new();
-    let mut names = HashSet::new();
-    let mut mcp = Vec::new();
-    let mut labels = HashSet::new();
+    let declared = declare_tools(req, mcp_enabled)?;
+    // MCP tools are only known once listed; a name qualified with a
+    // declared server's label may refer to one.
+    let known = Known {
+        names: &declared.names,
+        prefixes: declared
+            .mcp
+            .iter()
+            .map(|d| mcp_tool_name(&d.server.label, ""))
+            .collect(),
+    };
+    let mut allowed = allowed_list(req, &known)?;
+    let choice = resolve_choice(req, &known, &declared.labels)?;
+    if let Some(list) = choice.allowed {
+        allowed = Some(match allowed {
+            Some(prev) => prev.intersection(&list).cloned().collect(),
+            None => list,
+        });
+    }
+    if declared.defs.is_empty()
+        && declared.mcp.is_empty()
+        && matches!(choice.first, ModelToolChoice::Required)
+    {
+        return Err(EngineError::invalid(
+            "tool_choice 'required' needs at least one tool",
+            Some("tool_choice".to_owned()),
+        ));
+    }
+    let mut set = ToolSet::new(declared.defs, executors, allowed).with_shapes(declared.shapes);
+    set.add_executor_tools(executors);
+    Ok(ResolvedTools {
+        set,
+        first_choice: choice.first,
+        choice_none: choice.none,
+        mcp: declared.mcp,
+    })
+}
+
+/// The request's own tools: function definitions and MCP servers.
+struct Declared {
+    defs: Vec<ToolDefinition>,
+    names: HashSet<String>,
+    mcp: Vec<McpServerDecl>,
+    labels: HashSet<String>,
+    /// Client tools the model sees in another shape (namespace, custom).
+    shapes: Vec<(String, client_shapes::ClientShape)>,
+}
+
+fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Declared, EngineError> {
+    let mut d = Declared {
+        defs: Vec::new(),
+        names: HashSet::new(),
+        mcp: Vec::new(),
+        labels: HashSet::new(),
+        shapes: Vec::new(),
+    };
     for (i, tool) in req.tools.iter().flatten().enumerate() {
         match tool {
             Tool::Function(f) => {
@@ -47,13 +98,13 @@ pub fn resolve_tools(
                         Some(format!("tools[{i}].name")),
                     ));
                 }
-                if !names.insert(f.name.clone()) {
+                if !d.names.insert(f.name.clone()) {
                     return Err(EngineError::invalid(
                         format!("Duplicate tool name '{}'.", f.name),
                         Some(format!("tools[{i}].name")),
                     ));
                 }
-                defs.push(ToolDefinition {
+                d.defs.push(ToolDefinition {
                     name: f.name.clone(),
                     description: f.description.clone(),
                     parameters: f
@@ -64,7 +115,7 @@ pub fn resolve_tools(
                     origin: ToolOrigin::Function,
                 });
             }
-            Tool::Mcp(m) if mcp_enabled => mcp.push(declare(m, i, &mut labels)?),
+            Tool::Mcp(m) if mcp_enabled => d.mcp.push(declare(m, i, &mut d.labels)?),
             Tool::Mcp(_) => {
                 return Err(EngineError::invalid_code(
                     "mcp tools are not enabled on this gateway",
@@ -72,6 +123,22 @@ pub fn resolve_tools(
                     "unsupported_tool_type",
                 ))
             }
+            Tool::Namespace(ns) => {
+                for (def, shape) in client_shapes::namespace_definitions(ns, i)? {
+                    client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}]"))?;
+                    d.shapes.push((def.name.clone(), shape));
+                    d.defs.push(def);
+                }
+            }
+            Tool::Custom(c) => {
+                let (def, shape) = client_shapes::custom_tool(c, i)?;
+                client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}].name"))?;
+                d.shapes.push((def.name.clone(), shape));
+                d.defs.push(def);
+            }
+            // OpenAI runs these itself; they are not offered to the model
+            // (prepare logs them) and stay in the response's `tools`.
+            Tool::Unknown(_) if tool.is_hosted() => {}
             Tool::Unknown(_) => {
                 return Err(EngineError::invalid_code(
                     format!("Tool type '{}' is not supported.", tool.type_name()),
@@ -81,109 +148,26 @@ pub fn resolve_tools(
             }
         }
     }
+    Ok(d)
+}
 
-    // MCP tools are only known once listed; a name qualified with a
-    // declared server's label may refer to one.
-    let known = Known {
-        names: &names,
-        prefixes: mcp
-            .iter()
-            .map(|d| mcp_tool_name(&d.server.label, ""))
-            .collect(),
+/// The request's `allowed_tools` (an empty list means no restriction, FR-010).
+fn allowed_list(
+    req: &CreateResponseRequest,
+    known: &Known<'_>,
+) -> Result<Option<HashSet<String>>, EngineError> {
+    let Some(list) = &req.allowed_tools else {
+        return Ok(None);
     };
-    let mut allowed: Option<HashSet<String>> = None;
-    if let Some(list) = &req.allowed_tools {
-        check_names(list.iter().map(String::as_str), &known, "allowed_tools")?;
-        // An empty list means no restriction (FR-010).
-        if !list.is_empty() {
-            allowed = Some(list.iter().cloned().collect());
-        }
-    }
-
-    let (first_choice, choice_none) = match req.tool_choice.as_ref() {
-        None | Some(ToolChoice::Mode(ToolChoiceMode::Auto)) => (ModelToolChoice::Auto, false),
-        Some(ToolChoice::Mode(ToolChoiceMode::None)) => (ModelToolChoice::None, true),
-        Some(ToolChoice::Mode(ToolChoiceMode::Required)) => (ModelToolChoice::Required, false),
-        Some(ToolChoice::Object(ToolChoiceObject::Function(f))) => {
-            check_names([f.name.as_str()], &known, "tool_choice.name")?;
-            (ModelToolChoice::Function(f.name.clone()), false)
-        }
-        Some(ToolChoice::Object(ToolChoiceObject::Mcp(m))) => {
-            if !labels.contains(&m.server_label) {
-                return Err(EngineError::invalid(
-                    format!(
-                        "MCP server '{}' is not among the request's tools.",
-                        m.server_label
-                    ),
-                    Some("tool_choice.server_label".to_owned()),
-                ));
-            }
-            match &m.name {
-                Some(name) => (
-                    ModelToolChoice::Function(mcp_tool_name(&m.server_label, name)),
-                    false,
-                ),
-                None => (ModelToolChoice::Required, false),
-            }
-        }
-        Some(ToolChoice::Object(ToolChoiceObject::AllowedTools(a))) => {
-            let mut list = HashSet::new();
-            for t in &a.tools {
-                match t {
-                    ToolChoiceObject::Function(f) => {
-                        list.insert(f.name.clone());
-                    }
-                    other => {
-                        return Err(EngineError::invalid(
-                            format!(
-                                "allowed_tools entries of type '{}' are not supported",
-                                other.type_name()
-                            ),
-                            Some("tool_choice.tools".to_owned()),
-                        ))
-                    }
-                }
-            }
-            check_names(list.iter().map(String::as_str), &known, "tool_choice.tools")?;
-            allowed = Some(match allowed {
-                Some(prev) => prev.intersection(&list).cloned().collect(),
-                None => list,
-            });
-            match a.mode {
-                ToolChoiceMode::None => (ModelToolChoice::None, true),
-                ToolChoiceMode::Auto => (ModelToolChoice::Auto, false),
-                ToolChoiceMode::Required => (ModelToolChoice::Required, false),
-            }
-        }
-        Some(ToolChoice::Object(other)) => {
-            return Err(EngineError::invalid(
-                format!(
-                    "tool_choice of type '{}' is not supported",
-                    other.type_name()
-                ),
-                Some("tool_choice".to_owned()),
-            ))
-        }
-    };
-    if defs.is_empty() && mcp.is_empty() && matches!(first_choice, ModelToolChoice::Required) {
-        return Err(EngineError::invalid(
-            "tool_choice 'required' needs at least one tool",
-            Some("tool_choice".to_owned()),
-        ));
-    }
-    Ok(ResolvedTools {
-        set: ToolSet::new(defs, executors, allowed),
-        first_choice,
-        choice_none,
-        mcp,
-    })
+    check_names(list.iter().map(String::as_str), known, "allowed_tools")?;
+    Ok((!list.is_empty()).then(|| list.iter().cloned().collect()))
 }
 
 /// Tool names a request may refer to before its MCP servers are listed.
-struct Known<'a> {
-    names: &'a HashSet<String>,
+pub(super) struct Known<'a> {
+    pub names: &'a HashSet<String>,
     /// `label__` of each declared MCP server.
-    prefixes: Vec<String>,
+    pub prefixes: Vec<String>,
 }
 
 impl Known<'_> {
@@ -192,7 +176,7 @@ impl Known<'_> {
     }
 }
 
-fn check_names<'a>(
+pub(super) fn check_names<'a>(
     list: impl IntoIterator<Item = &'a str>,
     known: &Known<'_>,
     param: &str,

@@ -17,6 +17,7 @@ use windlass_engine::StoreError;
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../../migrations/0001_init.sql")),
     (2, include_str!("../../migrations/0002_history_parent.sql")),
+    (3, include_str!("../../migrations/0003_traces.sql")),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

@@ -10,6 +10,7 @@ mod checkpoint;
 mod conn;
 mod migrate;
 mod read;
+mod trace;
 mod write;
 
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::Mutex;
-use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, StoreError};
+use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, StoreError, Trace};
 use windlass_protocol::{Item, ResponseResource};
 
 use self::checkpoint::{Checkpointer, WalBound};
@@ -234,5 +235,14 @@ impl ResponseStore for SqliteStore {
     async fn ping(&self) -> Result<(), StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
         read::ping(conn.conn()?)
+    }
+
+    async fn save_trace(&self, response_id: &str, trace: &Trace) -> Result<(), StoreError> {
+        trace::save(&self.writer, response_id, trace).await
+    }
+
+    async fn trace(&self, response_id: &str) -> Result<Option<Trace>, StoreError> {
+        let mut conn = self.readers.acquire(&self.writer).await?;
+        trace::load(conn.conn()?, response_id)
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! `--gateway` also starts a Windlass server in front of it, with a mock
 //! server-side tool `add` (returns "42") so SDK checks can drive a real
-//! multi-turn loop; `--client-tools-completed` sets `client_tools_status = completed`.
+//! multi-turn loop; `--client-tools-completed` sets `client_tools_status =
+//! completed` (the default), `--client-tools-requires-action` the opt-in mode.
 
 use std::io::Write;
 
@@ -22,6 +23,9 @@ async fn main() -> std::io::Result<()> {
         let mut engine = EngineConfig::default();
         if args.iter().any(|a| a == "--client-tools-completed") {
             engine.client_tools_status = ClientToolsStatus::Completed;
+        }
+        if args.iter().any(|a| a == "--client-tools-requires-action") {
+            engine.client_tools_status = ClientToolsStatus::RequiresAction;
         }
         let mock = MockExecutor::new().tool("add", MockBehavior::Ok("42".into()));
         let opts = GatewayOptions {

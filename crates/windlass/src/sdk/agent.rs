@@ -35,6 +35,9 @@ pub(crate) struct AgentInner {
     pub max_output_tokens: Option<u64>,
     pub tool_timeout: Option<Duration>,
     pub parallel_tool_calls: Option<bool>,
+    pub max_tool_calls_per_turn: Option<u32>,
+    pub tool_error_threshold: Option<u32>,
+    pub completion_check: bool,
     /// The labels of the attached MCP servers (the built-ins' `windlass`
     /// among them) and the hub that runs them.
     pub mcp: Option<(Vec<String>, Arc<dyn McpHub>)>,
@@ -113,6 +116,9 @@ impl Agent {
                 max_output_tokens: i.max_output_tokens,
                 tool_timeout: i.tool_timeout,
                 parallel_tool_calls: i.parallel_tool_calls,
+                max_tool_calls_per_turn: i.max_tool_calls_per_turn,
+                tool_error_threshold: i.tool_error_threshold,
+                completion_check: i.completion_check,
                 // Manual mode runs no tools itself, so MCP servers are not attached.
                 mcp: None,
                 policy: i.policy.clone(),
@@ -139,6 +145,9 @@ pub struct AgentBuilder {
     max_output_tokens: Option<u64>,
     tool_timeout: Option<Duration>,
     parallel_tool_calls: Option<bool>,
+    max_tool_calls_per_turn: Option<u32>,
+    tool_error_threshold: Option<u32>,
+    completion_check: bool,
     mcp_servers: Vec<McpServerConfig>,
     builtins: Option<Arc<Builtins>>,
     policy: Option<Arc<dyn Policy>>,
@@ -255,6 +264,30 @@ impl AgentBuilder {
         self
     }
 
+    /// Tool calls one model turn may make; the rest get an error result the
+    /// model sees (default: no limit).
+    pub fn max_tool_calls_per_turn(mut self, n: u32) -> Self {
+        self.max_tool_calls_per_turn = Some(n);
+        self
+    }
+
+    /// Ends a run `Incomplete` (`ToolErrorThreshold`) after this many tool
+    /// calls failed in a row (default: never).
+    pub fn tool_error_threshold(mut self, n: u32) -> Self {
+        self.tool_error_threshold = Some(n);
+        self
+    }
+
+    /// The completion check (off by default): the first text-only answer
+    /// of a run that used tools is met with
+    /// [`VERIFICATION_PROMPT`](windlass_engine::VERIFICATION_PROMPT); the
+    /// model's next text-only answer ends the run. The extra turn counts
+    /// against `max_tool_iterations`.
+    pub fn completion_check(mut self, on: bool) -> Self {
+        self.completion_check = on;
+        self
+    }
+
     /// Checks the configuration and builds the tool registry (once).
     pub fn build(self) -> Result<Agent, BuildError> {
         let model = self
@@ -319,6 +352,9 @@ impl AgentBuilder {
                 max_output_tokens: self.max_output_tokens,
                 tool_timeout: self.tool_timeout,
                 parallel_tool_calls: self.parallel_tool_calls,
+                max_tool_calls_per_turn: self.max_tool_calls_per_turn,
+                tool_error_threshold: self.tool_error_threshold,
+                completion_check: self.completion_check,
                 mcp,
                 policy: self.policy,
             }),

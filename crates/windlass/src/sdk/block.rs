@@ -1,6 +1,7 @@
 //! What the client yields ([`Block`]) and keeps ([`Message`]).
 
 use serde_json::Value;
+use windlass_engine::StopReason;
 use windlass_protocol::Usage;
 
 /// A tool call the model made.
@@ -28,6 +29,7 @@ pub enum ToolErrorKind {
 
 /// How a run (a query or a continuation) ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Termination {
     /// The model answered without asking for more tools.
     Completed,
@@ -38,8 +40,8 @@ pub enum Termination {
     /// asked for tools (they ran; the model did not see their results).
     MaxIterations { limit: u32 },
     /// Ended early for another reason: `max_output_tokens`, `content_filter`,
-    /// `max_tool_calls`, `max_response_time`.
-    Incomplete { reason: String },
+    /// `max_tool_calls`, `max_response_time`, `tool_error_threshold`, a policy's stop.
+    Incomplete { reason: StopReason },
     /// [`Client::interrupt`](super::Client::interrupt) was called.
     Interrupted,
     /// The upstream failed (unreachable, timed out, an error status).

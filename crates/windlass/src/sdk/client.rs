@@ -8,7 +8,7 @@
 //! next run carrying the caller's results (`previous_response_id` +
 //! `function_call_output` items).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
@@ -18,8 +18,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{
-    CallDecision, ClientFunctions, Engine, EngineConfig, EventSink, Policy, PolicyChain,
-    ResponseStore, SinkClosed,
+    Engine, EngineConfig, EventSink, Policy, PolicyChain, ResponseStore, RunEvent, SinkClosed,
+    Trace,
 };
 use windlass_protocol::{
     CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, McpApprovalMode,
@@ -47,7 +47,6 @@ const SIGNAL_BUFFER: usize = 256;
 pub struct Client {
     agent: Agent,
     engine: Engine,
-    policy: Arc<HookPolicy>,
     state: Mutex<State>,
     active: tokio::sync::Mutex<Option<ActiveRun>>,
 }
@@ -85,6 +84,9 @@ impl Client {
         let mut config = EngineConfig {
             // One model turn per iteration; each may run a round of tools.
             max_agentic_turns: a.max_tool_iterations,
+            max_tool_calls_per_turn: a.max_tool_calls_per_turn,
+            tool_error_threshold: a.tool_error_threshold,
+            completion_check: a.completion_check,
             ..EngineConfig::default()
         };
         if let Some(t) = a.tool_timeout {
@@ -101,16 +103,14 @@ impl Client {
         if let Some((_, hub)) = &a.mcp {
             builder = builder.mcp(hub.clone());
         }
-        builder = if a.auto_execute_tools {
-            builder.executor(Arc::new(LocalTools(a.registry.clone())))
-        } else {
-            // Calls go back to the caller: the run ends `requires_action`.
-            builder.executor(Arc::new(ClientFunctions))
-        };
+        // Manual mode registers no executor: the agent's tools are the
+        // client's, and the run pauses at their calls.
+        if a.auto_execute_tools {
+            builder = builder.executor(Arc::new(LocalTools(a.registry.clone())));
+        }
         Client {
             engine: builder.build(),
             agent,
-            policy,
             state: Mutex::new(State::default()),
             active: tokio::sync::Mutex::new(None),
         }
@@ -258,6 +258,12 @@ impl Client {
         self.state().last_response.clone()
     }
 
+    /// The execution trace of the last finished run: a step per model turn
+    /// and an action per tool call (arguments with secrets redacted).
+    pub fn last_trace(&self) -> Option<Trace> {
+        self.state().last_trace.clone()
+    }
+
     /// The id the next query or continuation continues from.
     pub fn last_response_id(&self) -> Option<String> {
         self.state().last_response_id.clone()
@@ -322,27 +328,22 @@ impl Client {
         let prepared = self.engine.prepare(self.request(input, previous)).await?;
         let (tx, rx) = mpsc::channel(SIGNAL_BUFFER);
         let cancel = CancellationToken::new();
-        let replay = {
+        {
             let mut st = self.state();
             let n = sent_results.min(st.results.len());
             st.results.drain(..n);
             st.cancel = Some(cancel.clone());
-            std::mem::take(&mut st.replay)
-        };
-        self.policy.begin_run(tx.clone(), replay);
+        }
         let engine = self.engine.clone();
-        let link = RunLinkGuard(Some(self.policy.clone()));
         let task = tokio::spawn(async move {
             let mut sink = SignalSink(tx);
-            let outcome = engine.run(prepared, &mut sink, cancel).await;
-            (outcome, link.finish())
+            engine.run(prepared, &mut sink, cancel).await
         });
         let a = &self.agent.inner;
         *active = Some(ActiveRun {
             rx,
             task: Some(task),
             conv: Converter::new(
-                a.registry.clone(),
                 a.auto_execute_tools,
                 a.hooks.gates_tools(),
                 a.max_tool_iterations,
@@ -443,22 +444,13 @@ impl EventSink for SignalSink {
             .await
             .map_err(|_| SinkClosed)
     }
-}
 
-/// Disconnects the policy from the run however the task ends (a panic
-/// included), so the signal channel closes.
-struct RunLinkGuard(Option<Arc<HookPolicy>>);
-
-impl RunLinkGuard {
-    fn finish(mut self) -> HashMap<String, CallDecision> {
-        self.0.take().map(|p| p.end_run()).unwrap_or_default()
+    fn wants_run_events(&self) -> bool {
+        true
     }
-}
 
-impl Drop for RunLinkGuard {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            p.end_run();
-        }
+    async fn run_event(&mut self, event: RunEvent) {
+        // A closed channel is reported by the next `send`.
+        let _ = self.0.send(Signal::Run(event)).await;
     }
 }

@@ -5,16 +5,14 @@
 //! model makes, whoever executes it: the engine (auto mode) or the caller
 //! (manual mode).
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use windlass_engine::{
-    CallDecision, LoopBudget, Policy, PolicyContext, ToolCall, ToolDefinition,
-    ToolResult as EngineToolResult, TurnDecision,
+    CallDecision, Policy, PolicyContext, RunEvent, ToolCall, ToolDefinition,
+    ToolResult as EngineToolResult,
 };
 use windlass_protocol::{StreamEvent, ToolOutput};
 
@@ -197,133 +195,44 @@ impl Hooks {
     }
 }
 
-/// What travels from the engine task to the client, in order: the engine's
-/// stream events, and the SDK policy's notes (both are produced on the
-/// engine's task, so their order is the loop's order).
+/// What travels from the engine task to the client, in the loop's order:
+/// the stream events and the run events of the engine.
 #[derive(Debug)]
 pub(crate) enum Signal {
     Event(StreamEvent),
-    /// A model turn is about to start.
-    TurnStarted,
-    /// The `PreToolUse` verdict on a call (after its model turn ended).
-    Decided {
-        call_id: String,
-        decision: Verdict,
-    },
+    Run(RunEvent),
 }
 
-/// A `PreToolUse` verdict as the client keeps it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Verdict {
-    Allow,
-    Block(String),
-    Rewrite(Value),
-}
-
-/// The hooks as the engine's policy, linked to the client's current run.
+/// The hooks as the engine's policy.
 pub(crate) struct HookPolicy {
     hooks: Hooks,
-    link: Mutex<RunLink>,
-}
-
-#[derive(Default)]
-struct RunLink {
-    tx: Option<mpsc::Sender<Signal>>,
-    /// Verdicts of calls still open from the previous run: a continuation
-    /// re-classifies them, and their hooks must not fire twice.
-    replay: HashMap<String, CallDecision>,
-    /// Verdicts given in this run.
-    decided: HashMap<String, CallDecision>,
 }
 
 impl HookPolicy {
     pub fn new(hooks: Hooks) -> HookPolicy {
-        HookPolicy {
-            hooks,
-            link: Mutex::new(RunLink::default()),
-        }
-    }
-
-    fn link(&self) -> MutexGuard<'_, RunLink> {
-        self.link.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Connects the policy to a starting run.
-    pub fn begin_run(&self, tx: mpsc::Sender<Signal>, replay: HashMap<String, CallDecision>) {
-        let mut link = self.link();
-        link.tx = Some(tx);
-        link.replay = replay;
-        link.decided.clear();
-    }
-
-    /// Disconnects the run; returns the verdicts it gave.
-    pub fn end_run(&self) -> HashMap<String, CallDecision> {
-        let mut link = self.link();
-        link.tx = None;
-        link.replay.clear();
-        std::mem::take(&mut link.decided)
-    }
-
-    async fn signal(&self, signal: Signal) {
-        let tx = self.link().tx.clone();
-        if let Some(tx) = tx {
-            let _ = tx.send(signal).await;
-        }
-    }
-}
-
-fn verdict_of(d: &CallDecision) -> Verdict {
-    match d {
-        CallDecision::Deny { reason } => Verdict::Block(reason.clone()),
-        CallDecision::AllowWithArguments(a) => Verdict::Rewrite(arguments_value(a)),
-        _ => Verdict::Allow,
+        HookPolicy { hooks }
     }
 }
 
 #[async_trait::async_trait]
 impl Policy for HookPolicy {
-    async fn before_turn(&self, _ctx: &PolicyContext<'_>, _budget: &LoopBudget) -> TurnDecision {
-        // Re-classification of the parent's open calls happens before the
-        // first turn; past it, ids are fresh.
-        self.link().replay.clear();
-        self.signal(Signal::TurnStarted).await;
-        TurnDecision::Continue
-    }
-
     async fn before_call(
         &self,
         ctx: &PolicyContext<'_>,
         call: &ToolCall,
         _tool: Option<&ToolDefinition>,
     ) -> CallDecision {
-        let replayed = self.link().replay.remove(&call.call_id);
-        let decision = match replayed {
-            Some(d) => d,
-            None => {
-                let ev = PreToolUse {
-                    call_id: call.call_id.clone(),
-                    tool_name: call.name.clone(),
-                    input: arguments_value(&call.arguments),
-                    turn: ctx.turn,
-                };
-                match self.hooks.pre_tool_use(ev).await {
-                    None | Some(ToolDecision::Allow) => CallDecision::Allow,
-                    Some(ToolDecision::Block { reason }) => CallDecision::Deny { reason },
-                    Some(ToolDecision::Rewrite(v)) => {
-                        CallDecision::AllowWithArguments(v.to_string())
-                    }
-                }
-            }
-        };
-        self.link()
-            .decided
-            .insert(call.call_id.clone(), decision.clone());
-        self.signal(Signal::Decided {
+        let ev = PreToolUse {
             call_id: call.call_id.clone(),
-            decision: verdict_of(&decision),
-        })
-        .await;
-        decision
+            tool_name: call.name.clone(),
+            input: arguments_value(&call.arguments),
+            turn: ctx.turn,
+        };
+        match self.hooks.pre_tool_use(ev).await {
+            None | Some(ToolDecision::Allow) => CallDecision::Allow,
+            Some(ToolDecision::Block { reason }) => CallDecision::Deny { reason },
+            Some(ToolDecision::Rewrite(v)) => CallDecision::AllowWithArguments(v.to_string()),
+        }
     }
 
     async fn after_call(
@@ -340,7 +249,7 @@ impl Policy for HookPolicy {
             tool_name: call.name.clone(),
             input: arguments_value(&call.arguments),
             result: ToolOutcome {
-                content: output_text(&result.output),
+                content: result.output.joined_text(),
                 is_error: result.is_error,
             },
         };
@@ -351,13 +260,5 @@ impl Policy for HookPolicy {
             },
             None => result,
         }
-    }
-}
-
-/// A tool output as text.
-pub(crate) fn output_text(o: &ToolOutput) -> String {
-    match o {
-        ToolOutput::Text(t) => t.clone(),
-        ToolOutput::Parts(parts) => parts.iter().filter_map(|p| p.text()).collect(),
     }
 }

@@ -144,6 +144,7 @@ mod client;
 mod convert;
 mod error;
 mod hooks;
+mod prompt;
 mod query;
 mod tool;
 
@@ -152,7 +153,9 @@ pub use block::{Block, Message, Termination, ToolErrorKind, ToolUse};
 pub use client::{BlockStream, Client};
 pub use error::{BuildError, SdkError};
 pub use hooks::{Hooks, PostToolUse, PreToolUse, PromptDecision, ToolDecision, UserPromptSubmit};
+pub use prompt::PromptResult;
 pub use query::{query, QueryResult};
 pub use tool::{Tool, ToolError, ToolOutcome};
+pub use windlass_engine::{StopReason, Trace, TraceAction, TraceStep};
 pub use windlass_protocol::Usage;
 pub use windlass_tools::{McpConfig, McpServerConfig};

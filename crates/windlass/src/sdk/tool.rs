@@ -357,13 +357,13 @@ pub(crate) fn arguments_value(raw: &str) -> Value {
 }
 
 /// Auto mode: the engine runs the agent's tools through this executor
-/// (kind `Builtin`, so their calls never go back to the caller).
+/// (kind `Local`: the engine runs their calls; they never go back to the caller).
 pub(crate) struct LocalTools(pub Arc<ToolRegistry>);
 
 #[async_trait::async_trait]
 impl windlass_engine::ToolExecutor for LocalTools {
     fn kind(&self) -> ToolKind {
-        ToolKind::Builtin
+        ToolKind::Local
     }
 
     fn can_execute(&self, tool: &ToolDefinition) -> bool {

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use windlass_engine::{EngineConfig, McpError, McpHub, McpServerRef, ToolResult};
+use windlass_engine::{
+    ClientToolsStatus, EngineConfig, McpError, McpHub, McpServerRef, ToolResult,
+};
 use windlass_protocol::{McpRequireApproval, McpToolInfo};
 use windlass_server::McpDirectory;
 use windlass_testkit::{Gateway, GatewayOptions, SseCapture};
@@ -163,11 +165,26 @@ pub fn http_server(label: &str, url: &str) -> McpServerConfig {
     }
 }
 
+/// A gateway in the opt-in `requires_action` mode, which these tests were
+/// written for (a pause is then visible in the status and the terminal event).
 pub async fn start(config: McpConfig) -> McpGw {
-    start_with(config, EngineConfig::default()).await
+    let engine = EngineConfig {
+        client_tools_status: ClientToolsStatus::RequiresAction,
+        ..EngineConfig::default()
+    };
+    start_with(config, engine).await
 }
 
 pub async fn start_with(config: McpConfig, engine: EngineConfig) -> McpGw {
+    start_with_policy(config, engine, None).await
+}
+
+/// Like [`start_with`], with an engine policy.
+pub async fn start_with_policy(
+    config: McpConfig,
+    engine: EngineConfig,
+    policy: Option<Arc<dyn windlass_engine::Policy>>,
+) -> McpGw {
     let servers = McpServers::start(config);
     let hub = Arc::new(RecordingHub {
         inner: servers.clone(),
@@ -175,6 +192,7 @@ pub async fn start_with(config: McpConfig, engine: EngineConfig) -> McpGw {
     });
     let gw = Gateway::start_with(GatewayOptions {
         engine,
+        policy,
         mcp: Some(hub.clone()),
         mcp_directory: Some(Arc::new(View(servers))),
         ..Default::default()

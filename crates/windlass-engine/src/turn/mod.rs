@@ -4,6 +4,8 @@
 //! item) when another kind of item starts or the turn ends, so every item is
 //! opened and closed exactly once, with its final text in the `done` events.
 
+mod calls;
+
 use std::collections::{BTreeMap, HashSet};
 
 use futures::StreamExt;
@@ -17,9 +19,9 @@ use windlass_protocol::{
 use crate::emitter::Emitter;
 use crate::ports::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
 use crate::ports::tools::ToolCall;
+use crate::tooling::mcp_tool_name;
 use crate::tooling::ToolSet;
-use crate::turn_calls::{close_calls, tool_delta};
-use crate::upstream::mcp_tool_name;
+use calls::{close_calls, tool_delta};
 
 pub(crate) struct TurnOutcome {
     pub calls: Vec<ToolCall>,
@@ -102,11 +104,9 @@ pub(crate) async fn run_turn(
         let calls = call_order
             .iter()
             .filter_map(|&i| match &out.response.output[i] {
-                Item::FunctionCall(c) => Some(ToolCall {
-                    call_id: c.call_id.clone(),
-                    name: c.name.clone(),
-                    arguments: c.arguments.clone(),
-                }),
+                item @ (Item::FunctionCall(_) | Item::CustomToolCall(_)) => {
+                    crate::client_shapes::tool_call(item)
+                }
                 Item::McpCall(c) => Some(ToolCall {
                     call_id: c.id.clone(),
                     name: mcp_tool_name(&c.server_label, &c.name),

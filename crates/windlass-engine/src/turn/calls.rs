@@ -6,9 +6,9 @@ use windlass_protocol::{
     EventData, FunctionCall, Item, ItemStatus, McpApprovalRequest, McpCall, McpCallStatus,
 };
 
+use super::{close_message, close_reasoning, item_id, Open};
 use crate::emitter::Emitter;
 use crate::tooling::{CallKind, ToolSet};
-use crate::turn::{close_message, close_reasoning, item_id, Open};
 
 pub(crate) async fn tool_delta(
     out: &mut Emitter<'_>,
@@ -53,6 +53,11 @@ pub(crate) async fn tool_delta(
                 c.arguments.push_str(&arguments);
                 Some(false)
             }
+            // A custom call's input is decoded from the arguments at close.
+            Item::CustomToolCall(c) => {
+                c.input.push_str(&arguments);
+                None
+            }
             // An approval request is announced whole when it closes.
             Item::McpApprovalRequest(r) => {
                 r.arguments.push_str(&arguments);
@@ -84,16 +89,21 @@ pub(crate) async fn tool_delta(
 /// The item a new call opens: a function call, or for a tool of an MCP
 /// server an `mcp_call` (or an `mcp_approval_request` when it needs one).
 fn call_item(tools: &ToolSet, call_id: Option<String>, name: String) -> Item {
+    let call_id = || {
+        call_id
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| new_id(prefix::CALL))
+    };
     match tools.call_kind(&name) {
         CallKind::Function => Item::FunctionCall(FunctionCall {
             id: Some(new_id(prefix::FUNCTION_CALL)),
-            call_id: call_id
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| new_id(prefix::CALL)),
+            call_id: call_id(),
             name,
             arguments: String::new(),
+            namespace: None,
             status: Some(ItemStatus::InProgress),
         }),
+        CallKind::Shaped(shape) => crate::client_shapes::call_item(&shape, call_id()),
         CallKind::Mcp { label, tool } => Item::McpCall(McpCall {
             id: new_id(prefix::MCP_CALL),
             server_label: label,
@@ -127,6 +137,24 @@ pub(crate) async fn close_calls(out: &mut Emitter<'_>, open: &mut Open, status: 
                     item_id,
                     output_index: idx,
                     arguments,
+                })
+                .await;
+                out.item_done(idx).await;
+            }
+            Item::CustomToolCall(c) => {
+                c.status = Some(status);
+                c.input = crate::client_shapes::custom_input(&c.input);
+                let input = c.input.clone();
+                out.emit(EventData::CustomToolCallInputDelta {
+                    item_id: item_id.clone(),
+                    output_index: idx,
+                    delta: input.clone(),
+                })
+                .await;
+                out.emit(EventData::CustomToolCallInputDone {
+                    item_id,
+                    output_index: idx,
+                    input,
                 })
                 .await;
                 out.item_done(idx).await;

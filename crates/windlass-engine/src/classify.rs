@@ -1,0 +1,267 @@
+//! Who handles each call, decided once per call before anything runs, and
+//! reported as a run event.
+//!
+//! A model turn's calls are decided when the turn ends, except the server
+//! calls of a turn that pauses for the client: those are `Deferred` and the
+//! continuation decides them. A continuation does not ask the policy again
+//! about calls already decided: an approved request runs, a denied one is
+//! refused, and the client's own unanswered calls go to the model as they are.
+
+use std::collections::HashSet;
+
+use crate::emitter::Emitter;
+use crate::engine::EngineInner;
+use crate::mcp::calls::to_approval_request;
+use crate::ports::events::{CallReport, CallVerdict, Rejection, RunEvent};
+use crate::ports::policy::{CallDecision, RuledDecision};
+use crate::ports::tools::ToolCall;
+use crate::prepare::PreparedRun;
+use crate::state::{Disposition, PendingCall, Runner};
+use crate::tooling::ToolOwner;
+
+/// Where a batch of calls comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A model turn (by index).
+    Turn(u32),
+    /// The parent response's calls a continuation settles.
+    Continuation,
+}
+
+/// A decision before it is reported.
+struct Decided {
+    disposition: Disposition,
+    verdict: CallVerdict,
+    rule: Option<String>,
+}
+
+impl Decided {
+    fn plain(disposition: Disposition, verdict: CallVerdict) -> Decided {
+        Decided {
+            disposition,
+            verdict,
+            rule: None,
+        }
+    }
+
+    fn reject(why: Rejection, message: String) -> Decided {
+        Decided::plain(
+            Disposition::Reject(message.clone()),
+            CallVerdict::Rejected { why, message },
+        )
+    }
+
+    fn deferred() -> Decided {
+        Decided::plain(Disposition::Deferred, CallVerdict::Deferred)
+    }
+}
+
+/// Decides every call of a batch. `approvals`: calls of a model turn that
+/// became `mcp_approval_request` items.
+pub(crate) async fn classify(
+    inner: &EngineInner,
+    run: &PreparedRun,
+    out: &mut Emitter<'_>,
+    calls: Vec<ToolCall>,
+    source: Source,
+    approvals: &HashSet<String>,
+) -> Vec<PendingCall> {
+    let mut decided: Vec<Option<Decided>> = Vec::with_capacity(calls.len());
+    // First what needs no policy, then the calls that can pause the turn
+    // (client calls, approval requests): a pausing turn defers the rest.
+    for (i, call) in calls.iter().enumerate() {
+        let owner = run.tools.owner(&call.name);
+        let d = match static_decision(run, call, owner, source, i) {
+            Some(d) => Some(d),
+            None if owner == Some(&ToolOwner::Client) || approvals.contains(&call.call_id) => {
+                Some(decide(inner, run, out, call, owner, approvals, source).await)
+            }
+            None => None,
+        };
+        decided.push(d);
+    }
+    let pauses = matches!(source, Source::Turn(_))
+        && decided
+            .iter()
+            .flatten()
+            .any(|d| matches!(d.disposition, Disposition::Client | Disposition::Approval));
+    let mut pending = Vec::with_capacity(calls.len());
+    for (call, slot) in calls.into_iter().zip(decided) {
+        let owner = run.tools.owner(&call.name).cloned();
+        let d = match slot {
+            Some(d) => d,
+            None if pauses => Decided::deferred(),
+            None => decide(inner, run, out, &call, owner.as_ref(), approvals, source).await,
+        };
+        out.observe(RunEvent::CallDecided(CallReport {
+            turn: match source {
+                Source::Turn(t) => Some(t),
+                Source::Continuation => None,
+            },
+            call: call.clone(),
+            owner,
+            verdict: d.verdict,
+            rule: d.rule,
+        }))
+        .await;
+        pending.push(PendingCall {
+            call,
+            disposition: d.disposition,
+        });
+    }
+    pending
+}
+
+/// Decisions that need no policy: refusals whatever the policy says, and
+/// what a continuation already knows.
+fn static_decision(
+    run: &PreparedRun,
+    call: &ToolCall,
+    owner: Option<&ToolOwner>,
+    source: Source,
+    position: usize,
+) -> Option<Decided> {
+    if let Some(reason) = run.mcp.denied.get(&call.call_id) {
+        return Some(Decided::reject(
+            Rejection::UserDenied,
+            format!("Error: {reason}"),
+        ));
+    }
+    let Some(owner) = owner else {
+        return Some(Decided::reject(
+            Rejection::UnknownTool,
+            format!(
+                "Error: tool '{}' is not available in this request.",
+                call.name
+            ),
+        ));
+    };
+    if !run.tools.is_allowed(&call.name) {
+        return Some(Decided::reject(
+            Rejection::NotAllowed,
+            format!(
+                "Error: tool '{}' is not allowed for this request (allowed_tools).",
+                call.name
+            ),
+        ));
+    }
+    if let (Source::Turn(_), Some(limit)) = (source, run.limits.per_turn) {
+        if position >= limit as usize {
+            return Some(Decided::reject(
+                Rejection::PerTurnLimit,
+                format!(
+                    "Error: tool '{}' was not run: at most {limit} tool calls per turn.",
+                    call.name
+                ),
+            ));
+        }
+    }
+    if source == Source::Continuation {
+        if run.mcp.approvals.contains_key(&call.call_id) {
+            // Approved by the user; the policy was asked when the request was made.
+            return Some(Decided::plain(
+                Disposition::Execute {
+                    runner: Runner::Mcp,
+                    arguments: call.arguments.clone(),
+                },
+                CallVerdict::Run {
+                    arguments: call.arguments.clone(),
+                },
+            ));
+        }
+        if *owner == ToolOwner::Client {
+            // The client's to answer; its turn already decided it.
+            return Some(Decided::plain(
+                Disposition::Client,
+                CallVerdict::Client {
+                    arguments: call.arguments.clone(),
+                },
+            ));
+        }
+    }
+    None
+}
+
+/// The policy's word on one call, and who runs it.
+async fn decide(
+    inner: &EngineInner,
+    run: &PreparedRun,
+    out: &mut Emitter<'_>,
+    call: &ToolCall,
+    owner: Option<&ToolOwner>,
+    approvals: &HashSet<String>,
+    source: Source,
+) -> Decided {
+    let turn = match source {
+        Source::Turn(t) => t + 1,
+        Source::Continuation => 0,
+    };
+    // A call the client approved is not sent back for approval.
+    let approved = run.mcp.approvals.contains_key(&call.call_id)
+        && !run.mcp.denied.contains_key(&call.call_id);
+    let ctx = run.policy_context(turn, approved);
+    let def = run.tools.get(&call.name);
+    let RuledDecision { decision, rule } = inner.policy.decide_call(&ctx, call, def).await;
+    let mut d = match decision {
+        CallDecision::Deny { reason } => Decided::reject(
+            Rejection::PolicyDenied,
+            format!("Error: tool '{}' was blocked: {reason}", call.name),
+        ),
+        CallDecision::RequireApproval if !approved => approval(out, call, owner, approvals).await,
+        _ if approvals.contains(&call.call_id) => {
+            Decided::plain(Disposition::Approval, CallVerdict::NeedsApproval)
+        }
+        CallDecision::AllowWithArguments(arguments) => allowed(owner, arguments),
+        CallDecision::Allow | CallDecision::RequireApproval => {
+            allowed(owner, call.arguments.clone())
+        }
+    };
+    d.rule = rule;
+    d
+}
+
+fn allowed(owner: Option<&ToolOwner>, arguments: String) -> Decided {
+    let runner = match owner {
+        Some(ToolOwner::Builtin { executor } | ToolOwner::Local { executor }) => {
+            Runner::Executor(*executor)
+        }
+        Some(ToolOwner::Mcp { .. }) => Runner::Mcp,
+        _ => {
+            return Decided::plain(Disposition::Client, CallVerdict::Client { arguments });
+        }
+    };
+    Decided::plain(
+        Disposition::Execute {
+            runner,
+            arguments: arguments.clone(),
+        },
+        CallVerdict::Run { arguments },
+    )
+}
+
+/// The policy wants a human to approve the call: an MCP call becomes an
+/// `mcp_approval_request` (as for a server declared with
+/// `require_approval`); the client decides its own calls; other tools
+/// cannot be approved and are refused.
+async fn approval(
+    out: &mut Emitter<'_>,
+    call: &ToolCall,
+    owner: Option<&ToolOwner>,
+    approvals: &HashSet<String>,
+) -> Decided {
+    let needs_approval = Decided::plain(Disposition::Approval, CallVerdict::NeedsApproval);
+    match owner {
+        _ if approvals.contains(&call.call_id) => needs_approval,
+        Some(ToolOwner::Mcp { .. }) if to_approval_request(out, &call.call_id).await => {
+            needs_approval
+        }
+        Some(ToolOwner::Client) => allowed(owner, call.arguments.clone()),
+        _ => Decided::reject(
+            Rejection::ApprovalUnavailable,
+            format!(
+                "Error: tool '{}' needs an approval, which this tool cannot get here.",
+                call.name
+            ),
+        ),
+    }
+}

@@ -1,0 +1,220 @@
+//! The execution trace of a response: a step per model turn and an action
+//! per tool call, built from the run events and stored with the response.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ports::events::{CallOutcome, CallVerdict, Rejection, RunEvent};
+use crate::ports::provider::FinishReason;
+use crate::tooling::ToolOwner;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub response_id: String,
+    pub steps: Vec<TraceStep>,
+    pub actions: Vec<TraceAction>,
+}
+
+/// One model turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceStep {
+    pub index: u32,
+    pub duration_ms: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+    /// `stop`, `length`, `tool_calls`, `content_filter` or the upstream's word.
+    pub finish_reason: Option<String>,
+    pub tool_calls: usize,
+    /// This turn answered the completion check's verification prompt.
+    #[serde(default)]
+    pub verification: bool,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceAction {
+    /// The step that made the call; `None` for a parent's call settled here.
+    pub step: Option<u32>,
+    pub call_id: String,
+    pub tool: String,
+    /// `client`, `mcp:<label>`, `builtin`, `local`, or `None` for an unknown tool.
+    pub owner: Option<String>,
+    /// The arguments, with secret-looking values replaced by `[redacted]`.
+    pub arguments: Value,
+    /// `allow`, `client`, `deny`, `approval` or `deferred`.
+    pub decision: String,
+    /// Why a call was denied: `unknown_tool`, `not_allowed`, `policy`, ...
+    pub denied_because: Option<String>,
+    /// The policy rule that decided, when the policy names one.
+    pub rule: Option<String>,
+    pub duration_ms: Option<f64>,
+    /// `ok`, `error`, `denied`, or `pending` (the client's, or waiting).
+    pub outcome: String,
+    pub output_bytes: Option<usize>,
+}
+
+/// Builds a [`Trace`] from run events.
+#[derive(Debug, Default)]
+pub(crate) struct TraceRecorder {
+    trace: Trace,
+    /// Call id -> index of its latest action.
+    actions: HashMap<String, usize>,
+}
+
+impl TraceRecorder {
+    pub fn new(response_id: &str) -> TraceRecorder {
+        TraceRecorder {
+            trace: Trace {
+                response_id: response_id.to_owned(),
+                ..Trace::default()
+            },
+            actions: HashMap::new(),
+        }
+    }
+
+    pub fn record(&mut self, event: &RunEvent) {
+        match event {
+            RunEvent::TurnStarted { .. } => {}
+            RunEvent::TurnFinished(t) => {
+                let usage = t.usage.unwrap_or_default();
+                self.trace.steps.push(TraceStep {
+                    index: t.turn,
+                    duration_ms: t.duration.as_secs_f64() * 1000.0,
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    total_tokens: usage.total_tokens,
+                    finish_reason: t.finish.as_ref().map(finish_name),
+                    tool_calls: t.tool_calls,
+                    verification: t.verification,
+                });
+            }
+            RunEvent::CallDecided(c) => {
+                let (decision, denied_because, arguments) = match &c.verdict {
+                    CallVerdict::Run { arguments } => ("allow", None, arguments.as_str()),
+                    CallVerdict::Client { arguments } => ("client", None, arguments.as_str()),
+                    CallVerdict::Rejected { why, .. } => (
+                        "deny",
+                        Some(rejection_name(*why)),
+                        c.call.arguments.as_str(),
+                    ),
+                    CallVerdict::NeedsApproval => ("approval", None, c.call.arguments.as_str()),
+                    CallVerdict::Deferred => ("deferred", None, c.call.arguments.as_str()),
+                };
+                self.actions
+                    .insert(c.call.call_id.clone(), self.trace.actions.len());
+                self.trace.actions.push(TraceAction {
+                    step: c.turn,
+                    call_id: c.call.call_id.clone(),
+                    tool: c.call.name.clone(),
+                    owner: c.owner.as_ref().map(owner_name),
+                    arguments: redacted_arguments(arguments),
+                    decision: decision.to_owned(),
+                    denied_because: denied_because.map(str::to_owned),
+                    rule: c.rule.clone(),
+                    duration_ms: None,
+                    outcome: "pending".to_owned(),
+                    output_bytes: None,
+                });
+            }
+            RunEvent::CallFinished(r) => {
+                if let Some(&i) = self.actions.get(&r.call_id) {
+                    let a = &mut self.trace.actions[i];
+                    a.outcome = r.outcome.as_str().to_owned();
+                    if r.outcome != CallOutcome::Denied {
+                        a.duration_ms = Some(r.duration.as_secs_f64() * 1000.0);
+                    }
+                    a.output_bytes = Some(r.output_bytes);
+                }
+            }
+        }
+    }
+
+    pub fn finish(self) -> Trace {
+        self.trace
+    }
+}
+
+fn finish_name(f: &FinishReason) -> String {
+    match f {
+        FinishReason::Stop => "stop".to_owned(),
+        FinishReason::Length => "length".to_owned(),
+        FinishReason::ToolCalls => "tool_calls".to_owned(),
+        FinishReason::ContentFilter => "content_filter".to_owned(),
+        FinishReason::Other(s) => s.clone(),
+    }
+}
+
+fn rejection_name(r: Rejection) -> &'static str {
+    match r {
+        Rejection::UnknownTool => "unknown_tool",
+        Rejection::NotAllowed => "not_allowed",
+        Rejection::PolicyDenied => "policy",
+        Rejection::UserDenied => "user",
+        Rejection::PerTurnLimit => "max_tool_calls_per_turn",
+        Rejection::ApprovalUnavailable => "approval_unavailable",
+    }
+}
+
+fn owner_name(o: &ToolOwner) -> String {
+    match o {
+        ToolOwner::Client => "client".to_owned(),
+        ToolOwner::Mcp { label } => format!("mcp:{label}"),
+        ToolOwner::Builtin { .. } => "builtin".to_owned(),
+        ToolOwner::Local { .. } => "local".to_owned(),
+    }
+}
+
+/// Marks what an argument name says is secret.
+const SECRET_MARKERS: [&str; 5] = ["token", "secret", "password", "key", "authorization"];
+
+/// The arguments as JSON with secret-looking values redacted; text that is
+/// not JSON is kept as a string.
+pub fn redacted_arguments(raw: &str) -> Value {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(mut v) => {
+            redact(&mut v);
+            v
+        }
+        Err(_) => Value::String(raw.to_owned()),
+    }
+}
+
+fn redact(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, val) in map.iter_mut() {
+                let key = k.to_ascii_lowercase();
+                if SECRET_MARKERS.iter().any(|m| key.contains(m)) {
+                    *val = Value::String("[redacted]".to_owned());
+                } else {
+                    redact(val);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn secrets_are_redacted_at_any_depth() {
+        let v = redacted_arguments(
+            r#"{"path":"a.txt","api_key":"sk-1","nested":{"Authorization":"Bearer x","n":[{"password":"p"}]},"keep":1}"#,
+        );
+        assert_eq!(
+            v,
+            json!({"path": "a.txt", "api_key": "[redacted]",
+                   "nested": {"Authorization": "[redacted]", "n": [{"password": "[redacted]"}]},
+                   "keep": 1})
+        );
+        assert_eq!(redacted_arguments("not json"), json!("not json"));
+    }
+}
