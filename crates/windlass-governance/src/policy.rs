@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
-use windlass_engine::{CallDecision, Policy, PolicyContext, ToolCall, ToolDefinition, ToolResult};
+use windlass_engine::{
+    CallDecision, Policy, PolicyContext, RuledDecision, ToolCall, ToolDefinition, ToolResult,
+};
 
 use crate::budget::{effective, Category, Ledger};
 use crate::classify::{classify, in_scope, Builtin, Effect, Target, ToolHints};
@@ -282,6 +284,16 @@ impl Policy for Governance {
         call: &ToolCall,
         tool: Option<&ToolDefinition>,
     ) -> CallDecision {
+        self.decide_call(ctx, call, tool).await.decision
+    }
+
+    /// The decision and the rule that fired (shown in the response's trace).
+    async fn decide_call(
+        &self,
+        ctx: &PolicyContext<'_>,
+        call: &ToolCall,
+        tool: Option<&ToolDefinition>,
+    ) -> RuledDecision {
         let target = classify(&call.name, tool, self.hints.as_deref());
         let (decision, rule, reason) = match self.decide(ctx, call, &target).await {
             Ok((d, rule)) => (d, rule, None),
@@ -313,7 +325,10 @@ impl Policy for Governance {
             reason = reason.as_deref().unwrap_or(""),
             "governance decision"
         );
-        decision
+        RuledDecision {
+            decision,
+            rule: Some(rule.to_owned()),
+        }
     }
 
     /// The audit line after a call (seed 004 `log_execution`).

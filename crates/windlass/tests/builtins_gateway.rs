@@ -173,6 +173,12 @@ async fn read_only_refuses_write_file_and_the_response_completes() {
     assert!(!work.join("x.txt").exists());
     let fed_back = tool_messages(&gw.upstream.requests()[1]);
     assert!(fed_back[0].1.contains("read-only"), "{fed_back:?}");
+    // The response's trace names the rule that fired.
+    let (status, trace) = gw
+        .get_json(&format!("/v1/responses/{}/trace", run.id()))
+        .await;
+    assert_eq!(status, 200, "{trace}");
+    assert!(trace.to_string().contains("autonomy.read_only"), "{trace}");
 }
 
 #[tokio::test]
