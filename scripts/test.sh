@@ -7,6 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The built-in `shell` tool's tests run the real sandbox (bubblewrap).
+if ! command -v bwrap >/dev/null; then
+  echo "bwrap missing; installing bubblewrap" >&2
+  apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null
+fi
+
 cargo build --workspace --bins
 ./scripts/mcp-fixtures.sh
 cargo test --workspace

@@ -13,7 +13,7 @@ use crate::emitter::Emitter;
 use crate::engine::EngineInner;
 use crate::mcp::calls::{reissue_as_approval, to_approval_request};
 use crate::ports::events::{CallReport, CallVerdict, Rejection, RunEvent};
-use crate::ports::policy::{CallDecision, PolicyContext, RuledDecision};
+use crate::ports::policy::{CallDecision, RuledDecision};
 use crate::ports::tools::ToolCall;
 use crate::prepare::PreparedRun;
 use crate::state::{Disposition, PendingCall, Runner};
@@ -192,14 +192,14 @@ async fn decide(
     approvals: &HashSet<String>,
     source: Source,
 ) -> Decided {
-    let ctx = PolicyContext {
-        response_id: &run.response.id,
-        model: &run.response.model,
-        turn: match source {
-            Source::Turn(t) => t + 1,
-            Source::Continuation => 0,
-        },
+    let turn = match source {
+        Source::Turn(t) => t + 1,
+        Source::Continuation => 0,
     };
+    // A call the client approved is not sent back for approval.
+    let approved = run.mcp.approvals.contains_key(&call.call_id)
+        && !run.mcp.denied.contains_key(&call.call_id);
+    let ctx = run.policy_context(turn, approved);
     let def = run.tools.get(&call.name);
     let RuledDecision { decision, rule } = inner.policy.decide_call(&ctx, call, def).await;
     let mut d = match decision {
@@ -207,12 +207,16 @@ async fn decide(
             Rejection::PolicyDenied,
             format!("Error: tool '{}' was blocked: {reason}", call.name),
         ),
-        CallDecision::RequireApproval => approval(run, out, call, owner, approvals).await,
+        CallDecision::RequireApproval if !approved => {
+            approval(run, out, call, owner, approvals).await
+        }
         _ if approvals.contains(&call.call_id) => {
             Decided::plain(Disposition::Approval, CallVerdict::NeedsApproval)
         }
         CallDecision::AllowWithArguments(arguments) => allowed(owner, arguments),
-        CallDecision::Allow => allowed(owner, call.arguments.clone()),
+        CallDecision::Allow | CallDecision::RequireApproval => {
+            allowed(owner, call.arguments.clone())
+        }
     };
     d.rule = rule;
     d

@@ -18,7 +18,7 @@ use crate::execute::execute_calls;
 use crate::finish::{finalize, Ending};
 use crate::outcome::{PauseReason, RunOutcome, StopReason};
 use crate::ports::events::{CallReport, CallVerdict, RunEvent, TurnReport};
-use crate::ports::policy::{LoopBudget, PolicyContext, TurnDecision};
+use crate::ports::policy::{LoopBudget, TurnDecision};
 use crate::ports::sink::EventSink;
 use crate::ports::tools::{ToolCall, ToolContext};
 use crate::prepare::PreparedRun;
@@ -328,11 +328,7 @@ async fn turn_gate(
     state: &LoopState,
     started: Instant,
 ) -> Option<Finish> {
-    let ctx = PolicyContext {
-        response_id: &run.response.id,
-        model: &run.response.model,
-        turn: state.turns,
-    };
+    let ctx = run.policy_context(state.turns, false);
     let budget = LoopBudget {
         turns: state.turns,
         tool_calls: state.executed_calls,

@@ -14,7 +14,6 @@ use crate::engine::EngineInner;
 use crate::mcp::calls;
 use crate::ports::events::{CallOutcome, CallResult, RunEvent};
 use crate::ports::mcp::McpError;
-use crate::ports::policy::PolicyContext;
 use crate::ports::tools::{ToolCall, ToolContext, ToolError, ToolResult};
 use crate::prepare::PreparedRun;
 use crate::state::{Disposition, PendingCall, Runner};
@@ -65,9 +64,8 @@ pub(crate) async fn execute_calls(
             mcp_items.insert(p.call.call_id.clone(), idx);
         }
     }
-    let model = out.response.model.clone();
     let mut results = stream::iter(plan)
-        .map(|p| run_one(inner, run, ctx, &model, p))
+        .map(|p| run_one(inner, run, ctx, p))
         .buffered(fan_out);
     let mut failed = Vec::new();
     loop {
@@ -125,7 +123,6 @@ async fn run_one(
     inner: &EngineInner,
     run: &PreparedRun,
     ctx: &ToolContext,
-    model: &str,
     pending: PendingCall,
 ) -> Done {
     let PendingCall { call, disposition } = pending;
@@ -198,11 +195,7 @@ async fn run_one(
                 }
             }
         };
-        let pctx = PolicyContext {
-            response_id: &ctx.response_id,
-            model,
-            turn: ctx.turn,
-        };
+        let pctx = run.policy_context(ctx.turn, false);
         let result = inner.policy.after_call(&pctx, &run_call, result).await;
         let duration = started.elapsed();
         let ms = duration.as_secs_f64() * 1000.0;

@@ -32,9 +32,11 @@ pub async fn create_response(
     let mut prepared = app.engine.prepare(req).await?;
     prepared.set_client_tools_status(client_tools_status::effective(
         header_status,
-        key.and_then(|Extension(k)| k.client_tools_status),
+        key.as_ref().and_then(|Extension(k)| k.client_tools_status),
         app.engine.config().client_tools_status,
     ));
+    // The key's name is who the policy (governance) sees as the caller.
+    prepared.set_principal(key.map(|Extension(k)| k.name));
     let cancel = CancellationToken::new();
     let registration = app.inflight.register(prepared.response(), cancel.clone());
     let engine = app.engine.clone();

@@ -178,6 +178,8 @@ pub enum ConfigError {
     BadLabel(String),
     #[error("mcp server label '{0}' is configured twice")]
     DuplicateLabel(String),
+    #[error("mcp server label 'windlass' is reserved for the built-in tools")]
+    ReservedLabel,
     #[error("mcp server '{0}' needs exactly one of `url` (streamable HTTP) or `command` (stdio)")]
     TransportChoice(String),
     #[error("mcp server '{label}': url {url:?} is not an http or https URL")]
@@ -225,6 +227,9 @@ impl McpConfig {
         self.allow_list()?;
         let mut seen = HashSet::new();
         for server in &self.servers {
+            if server.label == crate::builtins::BUILTIN_LABEL {
+                return Err(ConfigError::ReservedLabel);
+            }
             server.transport()?;
             if !seen.insert(server.label.as_str()) {
                 return Err(ConfigError::DuplicateLabel(server.label.clone()));

@@ -17,6 +17,7 @@
 //! # }
 //! ```
 
+pub mod builtins;
 mod client;
 pub mod config;
 mod configured;

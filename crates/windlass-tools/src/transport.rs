@@ -67,7 +67,7 @@ pub(crate) enum TransportError {
 /// the rest of the workspace does not build. Certificates are checked
 /// against the system's roots (so an operator's own CA works), falling back
 /// to the bundled webpki roots where the system has none.
-fn tls_config() -> Result<rustls::ClientConfig, TransportError> {
+pub(crate) fn tls_config() -> Result<rustls::ClientConfig, TransportError> {
     static TLS: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
     TLS.get_or_init(|| {
         let provider = Arc::new(rustls::crypto::ring::default_provider());

@@ -28,6 +28,16 @@ pub enum Command {
                       3 incomplete (turn limit or another limit), 130 interrupted."
     )]
     Run(RunArgs),
+    /// Serve the built-in tools ([builtins] of the config) as an MCP server
+    /// on stdin/stdout, for other agents; [governance] applies to each call.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// TOML config file with [builtins] (and optionally [governance]).
+    #[arg(long, short = 'c', env = "WINDLASS_CONFIG")]
+    pub config: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -64,6 +74,11 @@ pub struct RunArgs {
     /// `LABEL=...` (repeatable). Its tools run without approval.
     #[arg(long = "mcp", value_name = "[LABEL=]URL|COMMAND")]
     pub mcp: Vec<String>,
+
+    /// TOML config file: its [builtins] are offered to the model (as the
+    /// MCP server `windlass`) and its [governance] gates every call.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
 
     /// Print the execution trace (a line per model turn and per tool call,
     /// secrets in arguments redacted) to stderr after the run.

@@ -5,12 +5,14 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use windlass_engine::{ClientToolsStatus, EngineConfig};
+use windlass_governance::GovernanceConfig;
 use windlass_providers::ChatProviderConfig;
 use windlass_server::{ServerConfig, ServerFile, SettingsError};
 use windlass_store::SqliteOptions;
+use windlass_tools::builtins::BuiltinsConfig;
+use windlass_tools::McpConfig;
 
 use crate::upstreams::{apply_timeouts, ResolvedUpstream, UpstreamEntry, UpstreamError};
-use windlass_tools::McpConfig;
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
 
@@ -30,6 +32,8 @@ pub enum ConfigError {
     Server(#[from] SettingsError),
     #[error("[mcp]: {0}")]
     Mcp(#[from] windlass_tools::ConfigError),
+    #[error("[governance]: {0}")]
+    Governance(#[from] windlass_governance::GovernanceConfigError),
     #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [[upstreams]] in the config file)")]
     NoUpstream,
     #[error(transparent)]
@@ -58,6 +62,11 @@ pub struct FileConfig {
     /// MCP servers and the outbound guard for request-declared ones.
     #[serde(default)]
     pub mcp: McpConfig,
+    /// Built-in tools (off unless listed) and the governance gate.
+    #[serde(default)]
+    pub builtins: BuiltinsConfig,
+    #[serde(default)]
+    pub governance: GovernanceConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,6 +116,8 @@ pub struct Settings {
     pub server: ServerConfig,
     pub store: SqliteOptions,
     pub mcp: McpConfig,
+    pub builtins: BuiltinsConfig,
+    pub governance: GovernanceConfig,
 }
 
 pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
@@ -195,6 +206,7 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
             .filter(|h| !h.is_empty()),
     );
     mcp.validate()?;
+    file.governance.validate()?;
 
     Ok(Settings {
         listen: args
@@ -214,6 +226,8 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         server,
         store,
         mcp,
+        builtins: file.builtins,
+        governance: file.governance,
     })
 }
 
@@ -272,7 +286,9 @@ mod tests {
         );
         let back = ["--client-tools-status", "completed"];
         assert_eq!(
-            resolve_file("cts-back", toml, &back).engine.client_tools_status,
+            resolve_file("cts-back", toml, &back)
+                .engine
+                .client_tools_status,
             Completed
         );
     }

@@ -73,6 +73,8 @@
 
 pub mod cli;
 pub mod config;
+pub mod govern;
+pub mod mcp_stdio;
 pub mod run;
 pub mod sdk;
 pub mod serve;

@@ -31,6 +31,7 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => windlass::serve::run(args).await,
         Command::Run(args) => return windlass::run::run(args).await,
+        Command::Mcp(args) => windlass::mcp_stdio::run(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,12 +10,15 @@ use windlass_tools::McpServers;
 
 use crate::cli::{LogFormat, ServeArgs};
 use crate::config::{resolve, ConfigError};
+use crate::govern::{govern, GovernError};
 use crate::upstreams::{build_router, describe};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error(transparent)]
     Config(#[from] ConfigError),
+    #[error(transparent)]
+    Govern(#[from] GovernError),
     #[error("upstream: {0}")]
     Provider(#[from] windlass_engine::ProviderError),
     #[error("store: {0}")]
@@ -48,8 +51,10 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
+    let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
     let engine = Engine::builder(provider, store)
-        .mcp(mcp.clone())
+        .mcp(governed.hub)
+        .policy(governed.policy)
         .config(settings.engine)
         .build();
     let state = AppState::new(engine, settings.server).with_mcp(Arc::new(McpView(mcp.clone())));

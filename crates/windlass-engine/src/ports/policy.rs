@@ -23,6 +23,14 @@ pub struct PolicyContext<'a> {
     pub response_id: &'a str,
     pub model: &'a str,
     pub turn: u32,
+    /// Who asked: the API key's name on the server, the SDK's caller; `None`
+    /// when the surface does not authenticate.
+    pub principal: Option<&'a str>,
+    /// The request's `metadata` (governance reads budget overrides there).
+    pub metadata: &'a serde_json::Map<String, serde_json::Value>,
+    /// The client already approved this call (`mcp_approval_response`):
+    /// asking again would loop, so a policy answers Allow or Deny.
+    pub approved: bool,
 }
 
 /// The verdict before a call runs.

@@ -14,13 +14,14 @@ use windlass_protocol::{
     CreateResponseRequest, Item, ResponseResource, ResponseStatus, TextField, Tool, Truncation,
 };
 
-use crate::config::LoopMode;
 use crate::config::ClientToolsStatus;
+use crate::config::LoopMode;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::mcp::declare::{add_tools, check_servers, reuse_listings};
 use crate::mcp::resume::resume_mcp;
 use crate::mcp::McpRun;
+use crate::ports::policy::PolicyContext;
 use crate::ports::provider::{ModelProvider, ModelRequest, ModelToolChoice, ProviderError};
 use crate::ports::tools::ToolCall;
 use crate::tooling::ToolSet;
@@ -47,6 +48,8 @@ pub struct PreparedRun {
     /// How a pause for the client ends; the engine's setting unless the
     /// surface overrides it for this request.
     pub(crate) client_tools_status: ClientToolsStatus,
+    /// Who asked (see [`PolicyContext::principal`]).
+    pub(crate) principal: Option<String>,
 }
 
 impl PreparedRun {
@@ -71,6 +74,23 @@ impl PreparedRun {
     /// The response as it stands before the loop (`in_progress`, empty output).
     pub fn response(&self) -> &ResponseResource {
         &self.response
+    }
+
+    /// Names the caller for the policy (an API key's name, an SDK user).
+    pub fn set_principal(&mut self, principal: Option<String>) {
+        self.principal = principal;
+    }
+
+    /// What the policy is told about this run at `turn`.
+    pub(crate) fn policy_context(&self, turn: u32, approved: bool) -> PolicyContext<'_> {
+        PolicyContext {
+            response_id: &self.response.id,
+            model: &self.response.model,
+            turn,
+            principal: self.principal.as_deref(),
+            metadata: &self.response.metadata,
+            approved,
+        }
     }
 }
 
@@ -157,6 +177,7 @@ impl Engine {
             mode,
             limits,
             client_tools_status: inner.config.client_tools_status,
+            principal: None,
         })
     }
 }

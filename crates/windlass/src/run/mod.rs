@@ -133,6 +133,10 @@ async fn execute(args: RunArgs) -> Result<u8, RunError> {
     for (i, spec) in args.mcp.iter().enumerate() {
         builder = builder.mcp_server(mcp_server(spec, i).map_err(usage)?);
     }
+    if let Some(path) = &args.config {
+        let (builtins, policy) = crate::govern::from_file(path).await.map_err(usage)?;
+        builder = builder.builtins(builtins).policy(policy);
+    }
     let client = Client::new(builder.build().map_err(usage)?);
     let started = Instant::now();
     client.query(prompt).await.map_err(failed)?;

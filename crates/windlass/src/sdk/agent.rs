@@ -3,9 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use windlass_engine::ModelProvider;
+use windlass_engine::{McpHub, ModelProvider, Policy};
 use windlass_protocol::{McpApprovalMode, McpRequireApproval};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
+use windlass_tools::builtins::{Builtins, WithBuiltins, BUILTIN_LABEL};
 use windlass_tools::{McpConfig, McpServerConfig, McpServers};
 
 use super::error::BuildError;
@@ -37,9 +38,11 @@ pub(crate) struct AgentInner {
     pub max_tool_calls_per_turn: Option<u32>,
     pub tool_error_threshold: Option<u32>,
     pub completion_check: bool,
-    /// Attached MCP servers (their labels and approval rules) and the hub
-    /// that runs them.
-    pub mcp: Option<(Vec<McpServerConfig>, Arc<McpServers>)>,
+    /// The labels of the attached MCP servers (the built-ins' `windlass`
+    /// among them) and the hub that runs them.
+    pub mcp: Option<(Vec<String>, Arc<dyn McpHub>)>,
+    /// A gate consulted before the hooks (e.g. `windlass_governance::Governance`).
+    pub policy: Option<Arc<dyn Policy>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -118,6 +121,7 @@ impl Agent {
                 completion_check: i.completion_check,
                 // Manual mode runs no tools itself, so MCP servers are not attached.
                 mcp: None,
+                policy: i.policy.clone(),
             }),
         }
     }
@@ -145,9 +149,26 @@ pub struct AgentBuilder {
     tool_error_threshold: Option<u32>,
     completion_check: bool,
     mcp_servers: Vec<McpServerConfig>,
+    builtins: Option<Arc<Builtins>>,
+    policy: Option<Arc<dyn Policy>>,
 }
 
 impl AgentBuilder {
+    /// Offers the built-in tools (the ones `builtins` enables) to the model
+    /// as the MCP server `windlass`, run in-process without approval items.
+    pub fn builtins(mut self, builtins: Arc<Builtins>) -> Self {
+        self.builtins = Some(builtins);
+        self
+    }
+
+    /// A policy checked before every tool call, ahead of the hooks: the
+    /// gateway's governance gate (`windlass_governance::Governance`) or any
+    /// other [`Policy`]. A `Deny` becomes the call's error output.
+    pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
     /// Attaches an MCP server (stdio `command` or streamable HTTP `url`):
     /// its tools are offered to the model as `label__tool` and run by the
     /// engine without approval items (`require_approval` may only be
@@ -299,14 +320,24 @@ impl AgentBuilder {
         {
             return Err(BuildError::McpApproval(s.label.clone()));
         }
-        let mcp = if self.mcp_servers.is_empty() {
+        let mut labels: Vec<String> = self.mcp_servers.iter().map(|s| s.label.clone()).collect();
+        let servers: Option<Arc<dyn McpHub>> = if self.mcp_servers.is_empty() {
             None
         } else {
             let config = McpConfig {
-                servers: self.mcp_servers.clone(),
+                servers: self.mcp_servers,
                 ..McpConfig::default()
             };
-            Some((self.mcp_servers, McpServers::try_start(config)?))
+            Some(McpServers::try_start(config)?)
+        };
+        let mcp = match (self.builtins, servers) {
+            (Some(b), inner) => {
+                labels.push(BUILTIN_LABEL.to_owned());
+                let hub: Arc<dyn McpHub> = Arc::new(WithBuiltins::new(b, inner));
+                Some((labels, hub))
+            }
+            (None, Some(hub)) => Some((labels, hub)),
+            (None, None) => None,
         };
         Ok(Agent {
             inner: Arc::new(AgentInner {
@@ -325,6 +356,7 @@ impl AgentBuilder {
                 tool_error_threshold: self.tool_error_threshold,
                 completion_check: self.completion_check,
                 mcp,
+                policy: self.policy,
             }),
         })
     }

@@ -18,7 +18,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{
-    Engine, EngineConfig, EventSink, ResponseStore, RunEvent, SinkClosed, Trace,
+    Engine, EngineConfig, EventSink, Policy, PolicyChain, ResponseStore, RunEvent, SinkClosed,
+    Trace,
 };
 use windlass_protocol::{
     CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, McpApprovalMode,
@@ -91,8 +92,13 @@ impl Client {
         if let Some(t) = a.tool_timeout {
             config.tool_timeout = t;
         }
+        // The agent's own gate first, then the hooks.
+        let gate: Arc<dyn Policy> = match &a.policy {
+            Some(p) => Arc::new(PolicyChain(vec![p.clone(), policy.clone()])),
+            None => policy.clone(),
+        };
         let mut builder = Engine::builder(a.provider.clone(), store)
-            .policy(policy)
+            .policy(gate)
             .config(config);
         if let Some((_, hub)) = &a.mcp {
             builder = builder.mcp(hub.clone());
@@ -282,9 +288,9 @@ impl Client {
             .iter()
             .map(|t| t.function_tool())
             .collect();
-        for server in a.mcp.iter().flat_map(|(servers, _)| servers) {
+        for label in a.mcp.iter().flat_map(|(labels, _)| labels) {
             tools.push(windlass_protocol::Tool::Mcp(McpTool {
-                server_label: server.label.clone(),
+                server_label: label.clone(),
                 server_url: None,
                 connector_id: None,
                 server_description: None,
