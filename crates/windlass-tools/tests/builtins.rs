@@ -252,6 +252,10 @@ async fn shell_is_killed_at_its_limits() {
     .await;
     assert!(r.is_error);
     assert!(text(&r).contains("timed out after 300 ms"), "{}", text(&r));
+    // A zero (what small models send for "default") means the operator's timeout.
+    let r = call(&b, "shell", json!({"command": "echo ok", "timeout_ms": 0})).await;
+    assert!(!r.is_error, "{}", text(&r));
+    assert!(text(&r).contains("ok"), "{}", text(&r));
     let r = shell(
         &b,
         "python3 -c 'x = bytearray(256 * 1024 * 1024); print(\"allocated\")'",

@@ -181,8 +181,11 @@ impl Shell {
         if args.command.trim().is_empty() {
             return Err("command is empty".to_owned());
         }
+        // Small models send `timeout_ms: 0` meaning "the default": a zero
+        // would kill every command at once, so it counts as not given.
         let limit_ms = args
             .timeout_ms
+            .filter(|&t| t > 0)
             .map_or(self.config.timeout_ms, |t| t.min(self.config.timeout_ms));
         let cap = self.config.max_output_bytes;
         let mut cmd = self.command(&args.command);
