@@ -6,7 +6,8 @@
 # Starts one debug `windlass serve` per setting, each with the built-in tools
 # in a scratch work directory, runs scripts/task_success.py against it and
 # prints the per-task lines and a summary per setting. Results also go to
-# $OUT (default .scratch/task-success.jsonl).
+# $OUT (default .scratch/task-success.jsonl). WINDLASS_BIN names a prebuilt
+# binary (then nothing is built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RIG=${RIG_HOME:-$HOME/.cache/windlass-rig}
@@ -16,7 +17,8 @@ MCP_URL=${MCP_URL:-http://127.0.0.1:8091/mcp}
 OUT=${OUT:-.scratch/task-success.jsonl}
 mkdir -p .scratch
 : >"$OUT"
-cargo build -q -p windlass
+BIN=${WINDLASS_BIN:-target/debug/windlass}
+[ -n "${WINDLASS_BIN:-}" ] || cargo build -q -p windlass
 
 run_setting() {
   local label=$1 check=$2 port=$3
@@ -34,7 +36,7 @@ work_dir = "$dir/work"
 [builtins.shell]
 sandbox = "bwrap"
 EOF
-  target/debug/windlass serve --listen "127.0.0.1:$port" --db "$dir/w.db" \
+  "$BIN" serve --listen "127.0.0.1:$port" --db "$dir/w.db" \
     --upstream "$UPSTREAM" --mcp-allow-host 127.0.0.1 --config "$dir/windlass.toml" \
     >"$dir/serve.log" 2>&1 &
   local pid=$!
