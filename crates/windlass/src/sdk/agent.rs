@@ -4,8 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use windlass_engine::ModelProvider;
+#[cfg(feature = "mcp")]
 use windlass_protocol::{McpApprovalMode, McpRequireApproval};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
+#[cfg(feature = "mcp")]
 use windlass_tools::{McpConfig, McpServerConfig, McpServers};
 
 use super::error::BuildError;
@@ -39,6 +41,7 @@ pub(crate) struct AgentInner {
     pub completion_check: bool,
     /// Attached MCP servers (their labels and approval rules) and the hub
     /// that runs them.
+    #[cfg(feature = "mcp")]
     pub mcp: Option<(Vec<McpServerConfig>, Arc<McpServers>)>,
 }
 
@@ -96,7 +99,11 @@ impl Agent {
     /// The same agent in manual mode and without MCP servers: what the
     /// standalone `query()` uses, which never runs a tool.
     pub(crate) fn manual(&self) -> Agent {
-        if !self.inner.auto_execute_tools && self.inner.mcp.is_none() {
+        #[cfg(feature = "mcp")]
+        let has_mcp = self.inner.mcp.is_some();
+        #[cfg(not(feature = "mcp"))]
+        let has_mcp = false;
+        if !self.inner.auto_execute_tools && !has_mcp {
             return self.clone();
         }
         let i = &self.inner;
@@ -117,6 +124,7 @@ impl Agent {
                 tool_error_threshold: i.tool_error_threshold,
                 completion_check: i.completion_check,
                 // Manual mode runs no tools itself, so MCP servers are not attached.
+                #[cfg(feature = "mcp")]
                 mcp: None,
             }),
         }
@@ -124,7 +132,7 @@ impl Agent {
 }
 
 /// Builds an [`Agent`]. `model` and an upstream (`base_url` or `provider`)
-/// are required; tools are optional. Defaults follow seed 002:
+/// are required; tools are optional. Defaults:
 /// `auto_execute_tools(false)`, `max_tool_iterations(5)`.
 #[derive(Default)]
 pub struct AgentBuilder {
@@ -144,6 +152,7 @@ pub struct AgentBuilder {
     max_tool_calls_per_turn: Option<u32>,
     tool_error_threshold: Option<u32>,
     completion_check: bool,
+    #[cfg(feature = "mcp")]
     mcp_servers: Vec<McpServerConfig>,
 }
 
@@ -152,6 +161,7 @@ impl AgentBuilder {
     /// its tools are offered to the model as `label__tool` and run by the
     /// engine without approval items (`require_approval` may only be
     /// `"never"`); `PreToolUse` hooks gate them like any tool.
+    #[cfg(feature = "mcp")]
     pub fn mcp_server(mut self, server: McpServerConfig) -> Self {
         self.mcp_servers.push(server);
         self
@@ -291,7 +301,9 @@ impl AgentBuilder {
         };
         // The SDK gates calls with hooks; it has no way to answer an
         // approval request, so a rule that would produce one is refused.
+        #[cfg(feature = "mcp")]
         let never = McpRequireApproval::Mode(McpApprovalMode::Never);
+        #[cfg(feature = "mcp")]
         if let Some(s) = self
             .mcp_servers
             .iter()
@@ -299,6 +311,7 @@ impl AgentBuilder {
         {
             return Err(BuildError::McpApproval(s.label.clone()));
         }
+        #[cfg(feature = "mcp")]
         let mcp = if self.mcp_servers.is_empty() {
             None
         } else {
@@ -324,6 +337,7 @@ impl AgentBuilder {
                 max_tool_calls_per_turn: self.max_tool_calls_per_turn,
                 tool_error_threshold: self.tool_error_threshold,
                 completion_check: self.completion_check,
+                #[cfg(feature = "mcp")]
                 mcp,
             }),
         })

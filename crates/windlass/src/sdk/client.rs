@@ -20,9 +20,11 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::{
     Engine, EngineConfig, EventSink, ResponseStore, RunEvent, SinkClosed, Trace,
 };
+#[cfg(feature = "mcp")]
+use windlass_protocol::{McpApprovalMode, McpRequireApproval, McpTool};
 use windlass_protocol::{
-    CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, McpApprovalMode,
-    McpRequireApproval, McpTool, ResponseResource, StreamEvent, ToolOutput,
+    CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, ResponseResource,
+    StreamEvent, ToolOutput,
 };
 use windlass_store::MemoryStore;
 
@@ -94,6 +96,7 @@ impl Client {
         let mut builder = Engine::builder(a.provider.clone(), store)
             .policy(policy)
             .config(config);
+        #[cfg(feature = "mcp")]
         if let Some((_, hub)) = &a.mcp {
             builder = builder.mcp(hub.clone());
         }
@@ -276,12 +279,14 @@ impl Client {
 
     fn request(&self, input: Vec<Item>, previous: Option<String>) -> CreateResponseRequest {
         let a = &self.agent.inner;
+        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
         let mut tools: Vec<_> = a
             .registry
             .tools()
             .iter()
             .map(|t| t.function_tool())
             .collect();
+        #[cfg(feature = "mcp")]
         for server in a.mcp.iter().flat_map(|(servers, _)| servers) {
             tools.push(windlass_protocol::Tool::Mcp(McpTool {
                 server_label: server.label.clone(),

@@ -158,4 +158,5 @@ pub use query::{query, QueryResult};
 pub use tool::{Tool, ToolError, ToolOutcome};
 pub use windlass_engine::{StopReason, Trace, TraceAction, TraceStep};
 pub use windlass_protocol::Usage;
+#[cfg(feature = "mcp")]
 pub use windlass_tools::{McpConfig, McpServerConfig};
