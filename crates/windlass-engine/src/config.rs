@@ -1,4 +1,4 @@
-//! Engine settings: the loop's limits and the server-wide choices of DESIGN.md.
+//! Engine settings: the loop's limits and the server-wide choices.
 
 use std::time::Duration;
 
@@ -50,7 +50,7 @@ If the task is not fully complete, continue working. If it is complete, restate 
 pub struct EngineConfig {
     /// Model used when a request names none.
     pub default_model: Option<String>,
-    /// Model turns per response before it ends `incomplete` / `max_turns` (FR-013/015).
+    /// Model turns per response before it ends `incomplete` / `max_turns`.
     pub max_agentic_turns: u32,
     /// Server cap on server-executed tool calls per response; the effective
     /// budget is min(request `max_tool_calls`, this).

@@ -307,7 +307,7 @@ impl Driver<'_, '_> {
         }
         // What is left is either over the tool-call budget (server calls) or
         // a continuation's unanswered client calls, which go to the model as
-        // they are (seed 000 edge case).
+        // they are.
         self.state.pending.retain(|p| {
             !planned.contains(&p.call.call_id)
                 && matches!(p.disposition, Disposition::Execute { .. })

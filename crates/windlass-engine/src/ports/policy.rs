@@ -1,7 +1,6 @@
 //! The one gate around every tool call and every turn.
 //!
-//! SDK hooks (seed 002) and governance (seed 004: allowlists, rate limits,
-//! autonomy budgets) are all `Policy` implementations; the engine consults
+//! SDK hooks and governance (allowlists, rate limits, autonomy budgets) are all `Policy` implementations; the engine consults
 //! the configured policy before each turn, before each call and after it.
 
 use std::time::Duration;

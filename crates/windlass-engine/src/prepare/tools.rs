@@ -19,7 +19,7 @@ pub struct ResolvedTools {
     pub set: ToolSet,
     /// `tool_choice` for the first model turn.
     pub first_choice: ModelToolChoice,
-    /// `tool_choice: none`: calls are returned, never run (FR-006).
+    /// `tool_choice: none`: calls are returned, never run.
     pub choice_none: bool,
     /// The request's MCP servers; their tools are added once listed.
     pub mcp: Vec<McpServerDecl>,
@@ -151,7 +151,7 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
     Ok(d)
 }
 
-/// The request's `allowed_tools` (an empty list means no restriction, FR-010).
+/// The request's `allowed_tools` (an empty list means no restriction).
 fn allowed_list(
     req: &CreateResponseRequest,
     known: &Known<'_>,

@@ -14,7 +14,7 @@ use super::error::BuildError;
 use super::hooks::Hooks;
 use super::tool::{Tool, ToolRegistry};
 
-/// Seed 002: fail fast if the model loops.
+/// Fail fast if the model loops.
 pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = 5;
 
 /// A configured agent. Build one with [`Agent::builder`]; cheap to clone;

@@ -1,4 +1,4 @@
-//! Hooks (seed 002): `UserPromptSubmit`, `PreToolUse`, `PostToolUse`.
+//! Hooks: `UserPromptSubmit`, `PreToolUse`, `PostToolUse`.
 //!
 //! `UserPromptSubmit` runs in the client before a query is prepared. The tool
 //! hooks run inside the engine as its [`Policy`], so they gate every call the
