@@ -5,6 +5,7 @@ use std::time::Duration;
 /// How a response that pauses for the client (client function calls, MCP
 /// approval requests) ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ClientToolsStatus {
     /// OpenAI's behaviour, which every OpenAI client expects: status
     /// `completed`, event `response.completed`; the pending calls are in `output`.
@@ -28,6 +29,7 @@ impl ClientToolsStatus {
 
 /// Whether the loop runs tools or returns the model's calls as they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum LoopMode {
     /// Tools run server-side where an owner is configured; calls to client
     /// tools pause the response for the client.

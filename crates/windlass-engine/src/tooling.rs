@@ -25,6 +25,7 @@ pub struct ToolSet {
 
 /// What item a call to a tool becomes in the output.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CallKind {
     Function,
     /// An `mcp_call` of `tool` on server `label`.

@@ -26,6 +26,7 @@ pub struct PolicyContext<'a> {
 
 /// The verdict before a call runs.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CallDecision {
     Allow,
     /// Run it with these arguments instead of the model's.
@@ -57,6 +58,7 @@ impl From<CallDecision> for RuledDecision {
 
 /// The verdict before a model turn.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum TurnDecision {
     Continue,
     /// End the response as `incomplete` with this reason.

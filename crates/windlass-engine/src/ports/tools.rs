@@ -19,6 +19,7 @@ pub enum ToolKind {
 
 /// Where a model-visible tool came from.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ToolOrigin {
     /// A `{"type": "function"}` tool of the request (or an SDK-registered tool).
     Function,
@@ -81,6 +82,7 @@ pub struct ToolContext {
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     #[error("{0}")]
     Failed(String),

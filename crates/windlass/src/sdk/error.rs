@@ -4,6 +4,7 @@ use windlass_engine::{EngineError, ProviderError};
 
 /// Why [`AgentBuilder::build`](super::AgentBuilder::build) refused the configuration.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// Two tools share a name (the registry is checked once, at build).
     #[error("Duplicate tool name: {0}")]
@@ -30,6 +31,7 @@ pub enum BuildError {
 /// Why a [`Client`](super::Client) call was refused. Nothing was sent to the
 /// model and the conversation is unchanged.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SdkError {
     /// A `UserPromptSubmit` hook blocked the prompt.
     #[error("prompt blocked: {reason}")]
