@@ -139,7 +139,9 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
             // OpenAI runs these itself; they are not offered to the model
             // (prepare logs them) and stay in the response's `tools`.
             Tool::Unknown(_) if tool.is_hosted() => {}
-            Tool::Unknown(_) => {
+            // Unknown types, and any the protocol crate learns before this
+            // engine handles them, are refused.
+            _ => {
                 return Err(EngineError::invalid_code(
                     format!("Tool type '{}' is not supported.", tool.type_name()),
                     Some(&format!("tools[{i}].type")),
