@@ -272,7 +272,9 @@ mod tests {
         );
         let back = ["--client-tools-status", "completed"];
         assert_eq!(
-            resolve_file("cts-back", toml, &back).engine.client_tools_status,
+            resolve_file("cts-back", toml, &back)
+                .engine
+                .client_tools_status,
             Completed
         );
     }

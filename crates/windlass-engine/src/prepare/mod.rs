@@ -14,8 +14,8 @@ use windlass_protocol::{
     CreateResponseRequest, Item, ResponseResource, ResponseStatus, TextField, Tool, Truncation,
 };
 
-use crate::config::LoopMode;
 use crate::config::ClientToolsStatus;
+use crate::config::LoopMode;
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::mcp::declare::{add_tools, check_servers, reuse_listings};

@@ -20,12 +20,12 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::{
     Engine, EngineConfig, EventSink, ResponseStore, RunEvent, SinkClosed, Trace,
 };
-#[cfg(feature = "mcp")]
-use windlass_protocol::{McpApprovalMode, McpRequireApproval, McpTool};
 use windlass_protocol::{
     CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, ResponseResource,
     StreamEvent, ToolOutput,
 };
+#[cfg(feature = "mcp")]
+use windlass_protocol::{McpApprovalMode, McpRequireApproval, McpTool};
 use windlass_store::MemoryStore;
 
 use super::agent::Agent;
