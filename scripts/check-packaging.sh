@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packaging checks: what an embedder or a crates.io user gets.
 #  1. The SDK without default features builds no HTTP server (axum), no
-#     argument parser (clap) and no bundled SQLite (libsqlite3-sys).
+#     argument parser (clap) and no bundled SQLite (libsqlite3-sys), and
+#     its tests pass there.
 #  2. Every published crate packages (`cargo publish --dry-run`, nothing is
 #     uploaded).
 #  3. `rust-version` in Cargo.toml is at least every dependency's own
@@ -22,6 +23,9 @@ if [ -n "$heavy" ]; then
   exit 1
 fi
 cargo check -q -p windlass --no-default-features
+# The SDK works there too: its tests against the scripted fake upstream.
+cargo test -q -p windlass --no-default-features \
+  --test sdk_auto --test sdk_manual --test sdk_tools --test sdk_prompt --test sdk_hooks
 
 echo "== rust-version covers every dependency"
 cargo metadata --format-version 1 | python3 -c '
