@@ -1,10 +1,11 @@
-//! Engine settings: the loop's limits and the server-wide choices of DESIGN.md.
+//! Engine settings: the loop's limits and the server-wide choices.
 
 use std::time::Duration;
 
 /// How a response that pauses for the client (client function calls, MCP
 /// approval requests) ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ClientToolsStatus {
     /// OpenAI's behaviour, which every OpenAI client expects: status
     /// `completed`, event `response.completed`; the pending calls are in `output`.
@@ -28,6 +29,7 @@ impl ClientToolsStatus {
 
 /// Whether the loop runs tools or returns the model's calls as they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum LoopMode {
     /// Tools run server-side where an owner is configured; calls to client
     /// tools pause the response for the client.
@@ -50,7 +52,7 @@ If the task is not fully complete, continue working. If it is complete, restate 
 pub struct EngineConfig {
     /// Model used when a request names none.
     pub default_model: Option<String>,
-    /// Model turns per response before it ends `incomplete` / `max_turns` (FR-013/015).
+    /// Model turns per response before it ends `incomplete` / `max_turns`.
     pub max_agentic_turns: u32,
     /// Server cap on server-executed tool calls per response; the effective
     /// budget is min(request `max_tool_calls`, this).

@@ -307,7 +307,7 @@ impl Driver<'_, '_> {
         }
         // What is left is over the tool-call budget (server calls), waits
         // for an approval, or is a continuation's unanswered client calls,
-        // which go to the model as they are (seed 000 edge case).
+        // which go to the model as they are.
         self.state.pending.retain(|p| {
             !planned.contains(&p.call.call_id)
                 && matches!(

@@ -53,7 +53,7 @@ impl Engine {
     }
 }
 
-/// Executors are registered here, once (seed 000 FR-004).
+/// Executors are registered here, once.
 pub struct EngineBuilder {
     provider: Arc<dyn ModelProvider>,
     store: Arc<dyn ResponseStore>,

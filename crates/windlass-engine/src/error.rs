@@ -5,6 +5,7 @@ use crate::ports::store::StoreError;
 
 /// A request the engine refuses before running it. Nothing is written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// HTTP 400, `invalid_request_error`.
     #[error("{message}")]

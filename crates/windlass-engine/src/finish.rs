@@ -40,7 +40,7 @@ pub(crate) async fn finalize(
                 Termination::Completed
             }
             Ending::Done(Finish::Stopped(reason)) => {
-                // Seed 000: a spent tool-call budget still completes the response.
+                // A spent tool-call budget still completes the response.
                 r.status = match reason {
                     StopReason::MaxToolCalls => ResponseStatus::Completed,
                     _ => ResponseStatus::Incomplete,

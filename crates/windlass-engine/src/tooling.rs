@@ -15,7 +15,7 @@ pub struct ToolSet {
     by_name: HashMap<String, usize>,
     /// For each definition, who runs its calls.
     owner: Vec<ToolOwner>,
-    /// `None`: every tool may run (FR-010).
+    /// `None`: every tool may run.
     allowed: Option<HashSet<String>>,
     /// MCP tools whose calls need a human approval first.
     approval: HashSet<String>,
@@ -25,6 +25,7 @@ pub struct ToolSet {
 
 /// What item a call to a tool becomes in the output.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CallKind {
     Function,
     /// An `mcp_call` of `tool` on server `label`.

@@ -26,7 +26,7 @@ fn verification_prompt() -> Item {
     })
 }
 
-/// Adds `item` to `out` in the form the upstream understands (seed 003:
+/// Adds `item` to `out` in the form the upstream understands:
 /// `mcp_call` becomes a function call and its output; MCP listing and
 /// approval items are client-facing only).
 pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
@@ -46,7 +46,7 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
                 namespace: None,
                 status: Some(ItemStatus::Completed),
             }));
-            // A replayed error is what the model sees as the output (seed 003).
+            // A replayed error is what the model sees as the output.
             let (text, is_error) = match (&c.output, &c.error) {
                 (_, Some(err)) => (format!("Error: {}", err.text()), Some(true)),
                 (Some(o), None) => (o.clone(), None),

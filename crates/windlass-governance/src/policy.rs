@@ -312,6 +312,7 @@ impl Policy for Governance {
             CallDecision::AllowWithArguments(_) => "allow_rewritten",
             CallDecision::Deny { .. } => "deny",
             CallDecision::RequireApproval => "approval",
+            _ => "other",
         };
         tracing::info!(
             target: "windlass_governance",

@@ -1,5 +1,5 @@
-//! Server-sent stream events: the 24 of the contract plus the seeds' and
-//! OpenAI's extensions (`response.cancelled`, `response.requires_action`, MCP).
+//! Server-sent stream events: the 24 of the OpenResponses contract plus
+//! Windlass's and OpenAI's extensions (`response.cancelled`, `response.requires_action`, MCP).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -174,7 +174,7 @@ pub struct FunctionCallOutput {
     pub output: ToolOutput,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ItemStatus>,
-    /// Set when the output reports a tool failure (seed 000 FR-029), so a
+    /// Set when the output reports a tool failure, so a
     /// model-facing error is distinguishable from a result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,

@@ -23,6 +23,8 @@ macro_rules! open_enum {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq)]
+        // The wire grows: a new known type becomes a new variant.
+        #[non_exhaustive]
         pub enum $name {
             $( $(#[$vmeta])* $var($ty), )*
             /// A type this version does not know; kept verbatim.

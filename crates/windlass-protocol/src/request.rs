@@ -68,7 +68,7 @@ pub struct CreateResponseRequest {
     /// OpenAI's end-user identifier (deprecated in favour of `safety_identifier`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
-    /// Seed 000's top-level list of tool names the model may have executed.
+    /// Windlass's top-level list of tool names the model may have executed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<Vec<String>>,
     /// OpenAI's client-side metadata (Codex sends it): accepted, never

@@ -7,7 +7,7 @@ use crate::items::Item;
 use crate::request::{ReasoningParam, TextFormat, Truncation, Verbosity};
 use crate::tools::{Tool, ToolChoice};
 
-/// A response's status. `requires_action` (seed 000 FR-020) and `cancelled`
+/// A response's status. `requires_action` and `cancelled`
 /// extend the contract's set; all but `queued`/`in_progress` are terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -26,7 +26,7 @@ impl ResponseStatus {
         !matches!(self, ResponseStatus::Queued | ResponseStatus::InProgress)
     }
 
-    /// The state machine of seed 001: queued -> in_progress -> one terminal status.
+    /// The state machine: queued -> in_progress -> one terminal status.
     pub fn can_transition_to(self, next: ResponseStatus) -> bool {
         use ResponseStatus::*;
         match self {
@@ -85,7 +85,7 @@ pub struct ResponseResource {
     pub metadata: Map<String, Value>,
     pub safety_identifier: Option<String>,
     pub prompt_cache_key: Option<String>,
-    /// Seed 000's top-level allowed tools, echoed when the request set it.
+    /// Windlass's top-level allowed tools, echoed when the request set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_tools: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -152,7 +152,7 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Sums another turn's usage into this one (seed 000 FR-028).
+    /// Sums another turn's usage into this one.
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;

@@ -79,6 +79,9 @@ impl From<EngineError> for ApiError {
                 code,
             ),
             EngineError::Store(s) => s.into(),
+            // A refusal this server does not know yet is still a refusal
+            // made before anything ran: an internal error, nothing written.
+            other => ApiError::internal(other.to_string()),
         }
     }
 }

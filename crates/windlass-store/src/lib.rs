@@ -10,9 +10,12 @@
 //! so long chains stay cheap to save and load, and deleting a response in the
 //! middle of a chain leaves its successors intact.
 
+#[cfg(feature = "sqlite")]
 mod codec;
 mod memory;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use memory::MemoryStore;
+#[cfg(feature = "sqlite")]
 pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore};

@@ -1,4 +1,4 @@
-//! A scriptable server-side tool executor for loop tests (seed 000 FR-002).
+//! A scriptable server-side tool executor for loop tests.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,5 @@
-//! A captured SSE response and a strict check of DESIGN.md's stream grammar.
+//! A captured SSE response and a strict check of the Responses stream
+//! grammar ([`SseCapture::assert_well_formed`]).
 
 use std::collections::HashMap;
 
@@ -65,7 +66,7 @@ impl SseCapture {
         &self.events.last().expect("no events").1["response"]
     }
 
-    /// Checks the stream grammar of DESIGN.md's streaming row and panics with
+    /// Checks the stream grammar and panics with
     /// a precise message on the first violation:
     /// - `event:` equals the data's `type`; `sequence_number` is 0, 1, 2, ...;
     /// - `response.created` then `response.in_progress` first, exactly once;

@@ -296,7 +296,7 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     fn next<'a>(
         error: &'a (dyn std::error::Error + 'static),
     ) -> Option<&'a (dyn std::error::Error + 'static)> {
-        match error.downcast_ref::<StreamableHttpError<reqwest013::Error>>() {
+        match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
             Some(StreamableHttpError::Client(inner)) => Some(inner),
             _ => error.source(),
         }

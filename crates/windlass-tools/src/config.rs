@@ -292,7 +292,7 @@ impl McpServerConfig {
                 if self.cwd.is_some() {
                     return Err(misplaced("cwd", "stdio"));
                 }
-                let parsed = reqwest013::Url::parse(url).map_err(|_| ConfigError::BadUrl {
+                let parsed = reqwest::Url::parse(url).map_err(|_| ConfigError::BadUrl {
                     label: label.clone(),
                     url: url.clone(),
                 })?;

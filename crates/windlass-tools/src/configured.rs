@@ -72,7 +72,7 @@ pub(crate) struct Configured {
 
 /// The URL minus anything secret-looking (user info, query, fragment).
 fn display_url(url: &str) -> String {
-    match reqwest013::Url::parse(url) {
+    match reqwest::Url::parse(url) {
         Ok(mut u) => {
             let _ = u.set_username("");
             let _ = u.set_password(None);

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use ipnet::IpNet;
-use reqwest013::Url;
+use reqwest::Url;
 
 /// Operator exceptions to the guard (`mcp.allow_hosts`).
 #[derive(Debug, Clone, Default)]

@@ -8,8 +8,8 @@ use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use reqwest013::header::{HeaderMap, HeaderName, HeaderValue};
-use reqwest013::redirect;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::redirect;
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -87,7 +87,7 @@ pub(crate) fn tls_config() -> Result<rustls::ClientConfig, TransportError> {
                 builder.with_root_certificates(roots).with_no_client_auth()
             }
         };
-        // Our reqwest speaks HTTP/1.1 only; say so in ALPN.
+        // MCP traffic stays on HTTP/1.1; say so in ALPN.
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(config)
     })
@@ -113,8 +113,8 @@ pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, Tran
 fn http_client(
     headers: &[(String, String)],
     pinned: Option<&(String, Vec<SocketAddr>)>,
-) -> Result<reqwest013::Client, TransportError> {
-    let mut builder = reqwest013::Client::builder()
+) -> Result<reqwest::Client, TransportError> {
+    let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(tls_config()?)
         .default_headers(header_map(headers)?)
         .connect_timeout(CONNECT_TIMEOUT)
@@ -153,7 +153,7 @@ pub(crate) fn http_transport(
     url: &str,
     headers: &[(String, String)],
     pinned: Option<&(String, Vec<SocketAddr>)>,
-) -> Result<StreamableHttpClientTransport<reqwest013::Client>, TransportError> {
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, TransportError> {
     let client = http_client(headers, pinned)?;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         // Expired session (404): re-initialize once and retry the request once.

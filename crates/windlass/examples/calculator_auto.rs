@@ -84,7 +84,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                     println!("[{turns} turns, {} tokens]\n", usage.total_tokens);
                 }
-                Block::Reasoning(_) => {}
+                // Reasoning, and any block kind added later.
+                _ => {}
             }
         }
     }

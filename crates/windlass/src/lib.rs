@@ -71,14 +71,33 @@
 //! # }
 //! ```
 
+//! # Cargo features
+//!
+//! All on by default. An embedder of the SDK can take
+//! `default-features = false` and add back only what it needs:
+//!
+//! - `mcp`: MCP servers as tool sources ([`AgentBuilder::mcp_server`]).
+//! - `sqlite`: the SQLite response store (`windlass_store::SqliteStore`).
+//! - `server`: the HTTP surfaces (axum), re-exported as `windlass::server`.
+//! - `cli`: the `windlass` binary and its `cli`, `config`, `run`, `serve`
+//!   and `upstreams` modules; turns on the three above.
+
+#[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
 pub mod config;
+#[cfg(feature = "cli")]
 pub mod govern;
+#[cfg(feature = "cli")]
 pub mod mcp_stdio;
+#[cfg(feature = "cli")]
 pub mod run;
 pub mod sdk;
+#[cfg(feature = "cli")]
 pub mod serve;
+#[cfg(feature = "cli")]
 mod trace_text;
+#[cfg(feature = "cli")]
 pub mod upstreams;
 
 pub use sdk::{
@@ -91,3 +110,6 @@ pub use sdk::{
 pub use schemars;
 pub use windlass_engine as engine;
 pub use windlass_protocol as protocol;
+#[cfg(feature = "server")]
+pub use windlass_server as server;
+pub use windlass_store as store;

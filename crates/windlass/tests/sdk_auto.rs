@@ -60,6 +60,7 @@ fn kinds(blocks: &[Block]) -> Vec<&'static str> {
             Block::ToolResult { .. } => "tool_result",
             Block::ToolUseError { .. } => "tool_use_error",
             Block::Done { .. } => "done",
+            _ => "other",
         };
         if k == "text" && out.last() == Some(&"text") {
             continue;

@@ -37,6 +37,7 @@ impl fmt::Debug for McpServerRef {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum McpError {
     /// The request may not use this server (unknown label, URL refused by
     /// the outbound guard, bad URL). Reported as a 400 before anything runs.

@@ -1,7 +1,6 @@
 //! The one gate around every tool call and every turn.
 //!
-//! SDK hooks (seed 002) and governance (seed 004: allowlists, rate limits,
-//! autonomy budgets) are all `Policy` implementations; the engine consults
+//! SDK hooks and governance (allowlists, rate limits, autonomy budgets) are all `Policy` implementations; the engine consults
 //! the configured policy before each turn, before each call and after it.
 
 use std::time::Duration;
@@ -35,6 +34,7 @@ pub struct PolicyContext<'a> {
 
 /// The verdict before a call runs.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CallDecision {
     Allow,
     /// Run it with these arguments instead of the model's.
@@ -66,6 +66,7 @@ impl From<CallDecision> for RuledDecision {
 
 /// The verdict before a model turn.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum TurnDecision {
     Continue,
     /// End the response as `incomplete` with this reason.

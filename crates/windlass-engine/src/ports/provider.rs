@@ -50,6 +50,7 @@ pub struct ModelRequest {
 
 /// Why the upstream stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FinishReason {
     Stop,
     Length,
@@ -60,6 +61,7 @@ pub enum FinishReason {
 
 /// One piece of a model turn, in the order the upstream produced it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ModelEvent {
     TextDelta(String),
     ReasoningDelta(String),
@@ -93,6 +95,7 @@ pub struct ModelInfo {
 
 /// Why an upstream call failed. Dropping a [`ModelStream`] aborts the call.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProviderError {
     #[error("upstream unreachable: {0}")]
     Connect(String),
@@ -117,6 +120,7 @@ pub enum ProviderError {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TimeoutPhase {
     Connect,
     FirstByte,

@@ -40,6 +40,7 @@ pub struct ItemPage {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     #[error("storage failure: {0}")]
     Backend(String),

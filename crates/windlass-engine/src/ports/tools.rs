@@ -4,7 +4,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use windlass_protocol::ToolOutput;
 
-/// How a tool is hosted (seed 001 `ToolKind`).
+/// How a tool is hosted .
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ToolKind {
@@ -19,6 +19,7 @@ pub enum ToolKind {
 
 /// Where a model-visible tool came from.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ToolOrigin {
     /// A `{"type": "function"}` tool of the request (or an SDK-registered tool).
     Function,
@@ -39,7 +40,7 @@ pub struct ToolDefinition {
     pub origin: ToolOrigin,
 }
 
-/// One call the model made (seed 001 `ToolCall`).
+/// One call the model made .
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
     pub call_id: String,
@@ -48,7 +49,7 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// The outcome of a call (seed 001 `ToolResult`).
+/// The outcome of a call .
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     pub output: ToolOutput,
@@ -81,6 +82,7 @@ pub struct ToolContext {
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     #[error("{0}")]
     Failed(String),
@@ -92,7 +94,7 @@ pub enum ToolError {
     InvalidArguments(String),
 }
 
-/// A pluggable tool backend (seed 001 `ToolExecutor`).
+/// A pluggable tool backend .
 #[async_trait::async_trait]
 pub trait ToolExecutor: Send + Sync {
     fn kind(&self) -> ToolKind;
@@ -107,6 +109,6 @@ pub trait ToolExecutor: Send + Sync {
     fn can_execute(&self, tool: &ToolDefinition) -> bool;
 
     /// Runs one call. An `Err` becomes an error output fed to the model; the
-    /// loop goes on (seed 000 FR-029..031).
+    /// loop goes on.
     async fn execute(&self, ctx: &ToolContext, call: &ToolCall) -> Result<ToolResult, ToolError>;
 }

@@ -13,7 +13,7 @@ use crate::tooling::mcp_tool_name;
 pub(super) struct Choice {
     /// `tool_choice` for the first model turn.
     pub first: ModelToolChoice,
-    /// `tool_choice: none`: calls are returned, never run (FR-006).
+    /// `tool_choice: none`: calls are returned, never run.
     pub none: bool,
     /// Tools an `allowed_tools` choice permits.
     pub allowed: Option<HashSet<String>>,

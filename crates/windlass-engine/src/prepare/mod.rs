@@ -143,7 +143,7 @@ impl Engine {
         let resumed = resume_mcp(&history, &input)?;
         check_upstream(inner.provider.as_ref(), &req, &model, &input, &resolved)?;
 
-        // Servers the chain already listed keep that list (seed 003).
+        // Servers the chain already listed keep that list.
         reuse_listings(&mut resolved.mcp, history.iter().chain(&input));
         for decl in &resolved.mcp {
             if let (Some(tools), Some(hub)) = (&decl.listed, inner.mcp.as_deref()) {

@@ -19,7 +19,7 @@ pub struct ResolvedTools {
     pub set: ToolSet,
     /// `tool_choice` for the first model turn.
     pub first_choice: ModelToolChoice,
-    /// `tool_choice: none`: calls are returned, never run (FR-006).
+    /// `tool_choice: none`: calls are returned, never run.
     pub choice_none: bool,
     /// The request's MCP servers; their tools are added once listed.
     pub mcp: Vec<McpServerDecl>,
@@ -139,7 +139,9 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
             // OpenAI runs these itself; they are not offered to the model
             // (prepare logs them) and stay in the response's `tools`.
             Tool::Unknown(_) if tool.is_hosted() => {}
-            Tool::Unknown(_) => {
+            // Unknown types, and any the protocol crate learns before this
+            // engine handles them, are refused.
+            _ => {
                 return Err(EngineError::invalid_code(
                     format!("Tool type '{}' is not supported.", tool.type_name()),
                     Some(&format!("tools[{i}].type")),
@@ -151,7 +153,7 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
     Ok(d)
 }
 
-/// The request's `allowed_tools` (an empty list means no restriction, FR-010).
+/// The request's `allowed_tools` (an empty list means no restriction).
 fn allowed_list(
     req: &CreateResponseRequest,
     known: &Known<'_>,

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use reqwest013::redirect;
+use reqwest::redirect;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
@@ -57,7 +57,7 @@ impl Fetch {
                 ));
             }
         }
-        let client = reqwest013::Client::builder()
+        let client = reqwest::Client::builder()
             .tls_backend_preconfigured(crate::transport::tls_config().map_err(|e| e.to_string())?)
             .resolve_to_addrs(&checked.host, &checked.addrs)
             .redirect(redirect::Policy::none())
@@ -116,7 +116,7 @@ impl Fetch {
 }
 
 async fn read_capped(
-    mut response: reqwest013::Response,
+    mut response: reqwest::Response,
     cap: usize,
 ) -> Result<(Vec<u8>, bool), String> {
     let mut body = Vec::new();

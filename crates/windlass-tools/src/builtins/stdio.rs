@@ -87,6 +87,8 @@ impl StdioServer {
             CallDecision::RequireApproval => Err(format!(
                 "Error: tool '{name}' needs a human approval, which this stdio server cannot ask for"
             )),
+            // A verdict this server does not know is not a permission.
+            _ => Err(format!("Error: tool '{name}' was not allowed")),
         }
     }
 }

@@ -3,17 +3,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use windlass_engine::{McpHub, ModelProvider, Policy};
+#[cfg(feature = "mcp")]
+use windlass_engine::McpHub;
+use windlass_engine::{ModelProvider, Policy};
+#[cfg(feature = "mcp")]
 use windlass_protocol::{McpApprovalMode, McpRequireApproval};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
+#[cfg(feature = "mcp")]
 use windlass_tools::builtins::{Builtins, WithBuiltins, BUILTIN_LABEL};
+#[cfg(feature = "mcp")]
 use windlass_tools::{McpConfig, McpServerConfig, McpServers};
 
 use super::error::BuildError;
 use super::hooks::Hooks;
 use super::tool::{Tool, ToolRegistry};
 
-/// Seed 002: fail fast if the model loops.
+/// Fail fast if the model loops.
 pub const DEFAULT_MAX_TOOL_ITERATIONS: u32 = 5;
 
 /// A configured agent. Build one with [`Agent::builder`]; cheap to clone;
@@ -40,6 +45,7 @@ pub(crate) struct AgentInner {
     pub completion_check: bool,
     /// The labels of the attached MCP servers (the built-ins' `windlass`
     /// among them) and the hub that runs them.
+    #[cfg(feature = "mcp")]
     pub mcp: Option<(Vec<String>, Arc<dyn McpHub>)>,
     /// A gate consulted before the hooks (e.g. `windlass_governance::Governance`).
     pub policy: Option<Arc<dyn Policy>>,
@@ -99,7 +105,11 @@ impl Agent {
     /// The same agent in manual mode and without MCP servers: what the
     /// standalone `query()` uses, which never runs a tool.
     pub(crate) fn manual(&self) -> Agent {
-        if !self.inner.auto_execute_tools && self.inner.mcp.is_none() {
+        #[cfg(feature = "mcp")]
+        let has_mcp = self.inner.mcp.is_some();
+        #[cfg(not(feature = "mcp"))]
+        let has_mcp = false;
+        if !self.inner.auto_execute_tools && !has_mcp {
             return self.clone();
         }
         let i = &self.inner;
@@ -120,6 +130,7 @@ impl Agent {
                 tool_error_threshold: i.tool_error_threshold,
                 completion_check: i.completion_check,
                 // Manual mode runs no tools itself, so MCP servers are not attached.
+                #[cfg(feature = "mcp")]
                 mcp: None,
                 policy: i.policy.clone(),
             }),
@@ -128,7 +139,7 @@ impl Agent {
 }
 
 /// Builds an [`Agent`]. `model` and an upstream (`base_url` or `provider`)
-/// are required; tools are optional. Defaults follow seed 002:
+/// are required; tools are optional. Defaults:
 /// `auto_execute_tools(false)`, `max_tool_iterations(5)`.
 #[derive(Default)]
 pub struct AgentBuilder {
@@ -148,7 +159,9 @@ pub struct AgentBuilder {
     max_tool_calls_per_turn: Option<u32>,
     tool_error_threshold: Option<u32>,
     completion_check: bool,
+    #[cfg(feature = "mcp")]
     mcp_servers: Vec<McpServerConfig>,
+    #[cfg(feature = "mcp")]
     builtins: Option<Arc<Builtins>>,
     policy: Option<Arc<dyn Policy>>,
 }
@@ -156,6 +169,7 @@ pub struct AgentBuilder {
 impl AgentBuilder {
     /// Offers the built-in tools (the ones `builtins` enables) to the model
     /// as the MCP server `windlass`, run in-process without approval items.
+    #[cfg(feature = "mcp")]
     pub fn builtins(mut self, builtins: Arc<Builtins>) -> Self {
         self.builtins = Some(builtins);
         self
@@ -173,6 +187,7 @@ impl AgentBuilder {
     /// its tools are offered to the model as `label__tool` and run by the
     /// engine without approval items (`require_approval` may only be
     /// `"never"`); `PreToolUse` hooks gate them like any tool.
+    #[cfg(feature = "mcp")]
     pub fn mcp_server(mut self, server: McpServerConfig) -> Self {
         self.mcp_servers.push(server);
         self
@@ -312,7 +327,9 @@ impl AgentBuilder {
         };
         // The SDK gates calls with hooks; it has no way to answer an
         // approval request, so a rule that would produce one is refused.
+        #[cfg(feature = "mcp")]
         let never = McpRequireApproval::Mode(McpApprovalMode::Never);
+        #[cfg(feature = "mcp")]
         if let Some(s) = self
             .mcp_servers
             .iter()
@@ -320,25 +337,8 @@ impl AgentBuilder {
         {
             return Err(BuildError::McpApproval(s.label.clone()));
         }
-        let mut labels: Vec<String> = self.mcp_servers.iter().map(|s| s.label.clone()).collect();
-        let servers: Option<Arc<dyn McpHub>> = if self.mcp_servers.is_empty() {
-            None
-        } else {
-            let config = McpConfig {
-                servers: self.mcp_servers,
-                ..McpConfig::default()
-            };
-            Some(McpServers::try_start(config)?)
-        };
-        let mcp = match (self.builtins, servers) {
-            (Some(b), inner) => {
-                labels.push(BUILTIN_LABEL.to_owned());
-                let hub: Arc<dyn McpHub> = Arc::new(WithBuiltins::new(b, inner));
-                Some((labels, hub))
-            }
-            (None, Some(hub)) => Some((labels, hub)),
-            (None, None) => None,
-        };
+        #[cfg(feature = "mcp")]
+        let mcp = mcp_hub(self.mcp_servers, self.builtins)?;
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 model,
@@ -355,9 +355,38 @@ impl AgentBuilder {
                 max_tool_calls_per_turn: self.max_tool_calls_per_turn,
                 tool_error_threshold: self.tool_error_threshold,
                 completion_check: self.completion_check,
+                #[cfg(feature = "mcp")]
                 mcp,
                 policy: self.policy,
             }),
         })
     }
+}
+
+/// The hub that runs the attached MCP servers and the built-ins, with the
+/// labels the model's requests name.
+#[cfg(feature = "mcp")]
+fn mcp_hub(
+    servers: Vec<McpServerConfig>,
+    builtins: Option<Arc<Builtins>>,
+) -> Result<Option<(Vec<String>, Arc<dyn McpHub>)>, BuildError> {
+    let mut labels: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();
+    let servers: Option<Arc<dyn McpHub>> = if servers.is_empty() {
+        None
+    } else {
+        let config = McpConfig {
+            servers,
+            ..McpConfig::default()
+        };
+        Some(McpServers::try_start(config)?)
+    };
+    Ok(match (builtins, servers) {
+        (Some(b), inner) => {
+            labels.push(BUILTIN_LABEL.to_owned());
+            let hub: Arc<dyn McpHub> = Arc::new(WithBuiltins::new(b, inner));
+            Some((labels, hub))
+        }
+        (None, Some(hub)) => Some((labels, hub)),
+        (None, None) => None,
+    })
 }

@@ -17,6 +17,7 @@ pub struct ToolUse {
 
 /// Why a tool call produced no result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ToolErrorKind {
     /// The model named a tool the agent does not have.
     UnknownTool,
@@ -57,6 +58,7 @@ impl Termination {
 
 /// One piece of the stream [`Client::receive`](super::Client::receive) yields, in order.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Block {
     /// Assistant text, as it arrives (a delta; concatenate them).
     Text(String),
@@ -108,6 +110,7 @@ impl Block {
 
 /// One entry of [`Client::history`](super::Client::history).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Message {
     /// The prompt as sent (after any `UserPromptSubmit` rewrite).
     User { content: String },

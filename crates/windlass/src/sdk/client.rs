@@ -22,9 +22,11 @@ use windlass_engine::{
     Trace,
 };
 use windlass_protocol::{
-    CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, McpApprovalMode,
-    McpRequireApproval, McpTool, ResponseResource, StreamEvent, ToolOutput,
+    CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, ResponseResource,
+    StreamEvent, ToolOutput,
 };
+#[cfg(feature = "mcp")]
+use windlass_protocol::{McpApprovalMode, McpRequireApproval, McpTool};
 use windlass_store::MemoryStore;
 
 use super::agent::Agent;
@@ -100,6 +102,7 @@ impl Client {
         let mut builder = Engine::builder(a.provider.clone(), store)
             .policy(gate)
             .config(config);
+        #[cfg(feature = "mcp")]
         if let Some((_, hub)) = &a.mcp {
             builder = builder.mcp(hub.clone());
         }
@@ -282,12 +285,14 @@ impl Client {
 
     fn request(&self, input: Vec<Item>, previous: Option<String>) -> CreateResponseRequest {
         let a = &self.agent.inner;
+        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
         let mut tools: Vec<_> = a
             .registry
             .tools()
             .iter()
             .map(|t| t.function_tool())
             .collect();
+        #[cfg(feature = "mcp")]
         for label in a.mcp.iter().flat_map(|(labels, _)| labels) {
             tools.push(windlass_protocol::Tool::Mcp(McpTool {
                 server_label: label.clone(),

@@ -4,8 +4,9 @@ use windlass_engine::{EngineError, ProviderError};
 
 /// Why [`AgentBuilder::build`](super::AgentBuilder::build) refused the configuration.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
-    /// Two tools share a name (seed 002: the registry is checked once, at build).
+    /// Two tools share a name (the registry is checked once, at build).
     #[error("Duplicate tool name: {0}")]
     DuplicateTool(String),
     #[error("Invalid tool name '{0}': use letters, digits, '_' or '-', at most 64 characters")]
@@ -18,9 +19,11 @@ pub enum BuildError {
     ZeroIterations,
     #[error("upstream: {0}")]
     Provider(#[from] ProviderError),
+    #[cfg(feature = "mcp")]
     #[error("MCP server: {0}")]
     Mcp(#[from] windlass_tools::ConfigError),
     /// The SDK cannot answer approval requests; gate calls with hooks instead.
+    #[cfg(feature = "mcp")]
     #[error("MCP server '{0}': require_approval must be \"never\" in the SDK (gate calls with a PreToolUse hook)")]
     McpApproval(String),
 }
@@ -28,6 +31,7 @@ pub enum BuildError {
 /// Why a [`Client`](super::Client) call was refused. Nothing was sent to the
 /// model and the conversation is unchanged.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SdkError {
     /// A `UserPromptSubmit` hook blocked the prompt.
     #[error("prompt blocked: {reason}")]

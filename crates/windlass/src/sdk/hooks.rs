@@ -1,4 +1,4 @@
-//! Hooks (seed 002): `UserPromptSubmit`, `PreToolUse`, `PostToolUse`.
+//! Hooks: `UserPromptSubmit`, `PreToolUse`, `PostToolUse`.
 //!
 //! `UserPromptSubmit` runs in the client before a query is prepared. The tool
 //! hooks run inside the engine as its [`Policy`], so they gate every call the
@@ -26,6 +26,7 @@ pub struct UserPromptSubmit {
 
 /// What a `UserPromptSubmit` hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PromptDecision {
     /// Send the prompt as it is (and skip the remaining hooks).
     Allow,
@@ -48,6 +49,7 @@ pub struct PreToolUse {
 
 /// What a `PreToolUse` hook decided.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ToolDecision {
     /// Run the call (and skip the remaining hooks).
     Allow,

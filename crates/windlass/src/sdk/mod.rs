@@ -1,4 +1,4 @@
-//! The embedded agent SDK (seed 002): an [`Agent`] with typed local
+//! The embedded agent SDK: an [`Agent`] with typed local
 //! [`Tool`]s and [`Hooks`], a [`Client`] holding one conversation, and a
 //! single-shot [`query`].
 //!
@@ -8,7 +8,7 @@
 //! turns the engine's stream events into [`Block`]s. Conversations chain
 //! with `previous_response_id` in an in-memory response store.
 //!
-//! | seed 002 | Windlass |
+//! | SDK setting or event | what the engine does |
 //! |---|---|
 //! | `auto_execute_tools=True` | the agent's tools are an engine executor; the engine runs them (a turn's calls concurrently) and feeds results back |
 //! | `auto_execute_tools=False` (default) | the tools are client functions: the run ends at the model's calls ([`Termination::AwaitingToolResults`]); [`Client::add_tool_result`] + [`Client::continue_turn`] |
@@ -158,4 +158,5 @@ pub use query::{query, QueryResult};
 pub use tool::{Tool, ToolError, ToolOutcome};
 pub use windlass_engine::{StopReason, Trace, TraceAction, TraceStep};
 pub use windlass_protocol::Usage;
+#[cfg(feature = "mcp")]
 pub use windlass_tools::{McpConfig, McpServerConfig};

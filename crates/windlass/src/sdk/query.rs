@@ -24,8 +24,7 @@ pub struct QueryResult {
 
 /// One prompt, one model turn, no conversation kept. Tool calls are returned
 /// as [`ToolUse`]s and never executed, even when the agent has
-/// `auto_execute_tools` on (seed 002: multi-turn tool loops belong in a
-/// [`Client`]). `UserPromptSubmit` and `PreToolUse` hooks run.
+/// `auto_execute_tools` on (multi-turn tool loops belong in a [`Client`]). `UserPromptSubmit` and `PreToolUse` hooks run.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
