@@ -46,7 +46,7 @@ pub(crate) struct AgentInner {
     /// The labels of the attached MCP servers (the built-ins' `windlass`
     /// among them) and the hub that runs them.
     #[cfg(feature = "mcp")]
-    pub mcp: Option<(Vec<String>, Arc<dyn McpHub>)>,
+    pub mcp: Option<AttachedMcp>,
     /// A gate consulted before the hooks (e.g. `windlass_governance::Governance`).
     pub policy: Option<Arc<dyn Policy>>,
 }
@@ -363,13 +363,17 @@ impl AgentBuilder {
     }
 }
 
+/// The labels of the attached MCP servers and the hub that runs them.
+#[cfg(feature = "mcp")]
+pub(crate) type AttachedMcp = (Vec<String>, Arc<dyn McpHub>);
+
 /// The hub that runs the attached MCP servers and the built-ins, with the
 /// labels the model's requests name.
 #[cfg(feature = "mcp")]
 fn mcp_hub(
     servers: Vec<McpServerConfig>,
     builtins: Option<Arc<Builtins>>,
-) -> Result<Option<(Vec<String>, Arc<dyn McpHub>)>, BuildError> {
+) -> Result<Option<AttachedMcp>, BuildError> {
     let mut labels: Vec<String> = servers.iter().map(|s| s.label.clone()).collect();
     let servers: Option<Arc<dyn McpHub>> = if servers.is_empty() {
         None
