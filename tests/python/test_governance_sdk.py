@@ -169,3 +169,31 @@ def test_the_completion_check_adds_exactly_one_turn():
         w.close()
         fake.close()
         tmp.cleanup()
+
+
+def test_approved_calls_still_spend_the_keys_rate_limit():
+    tmp, work, fake, w = start("tool_rate_limit = { per_minute = 1, burst = 1 }\n")
+    try:
+        client = client_for(w, "sk-super")
+        outcomes = []
+        for name in ("one.txt", "two.txt"):
+            fake.script(write_call(name), {"text": "ok"})
+            first = client.responses.create(model="m", input="write", tools=[BUILTINS])
+            request = [i for i in first.output if i.type == "mcp_approval_request"][0]
+            second = client.responses.create(
+                model="m",
+                previous_response_id=first.id,
+                tools=[BUILTINS],
+                input=[{"type": "mcp_approval_response", "approval_request_id": request.id, "approve": True}],
+            )
+            call = [i for i in second.output if i.type == "mcp_call"][0]
+            outcomes.append(call.error)
+        # A human approval does not lift the key's limits: the second
+        # approved write is over the per-tool rate (one a minute).
+        assert outcomes[0] is None, outcomes
+        assert "rate limit" in str(outcomes[1]), outcomes
+        assert (work / "one.txt").exists() and not (work / "two.txt").exists()
+    finally:
+        w.close()
+        fake.close()
+        tmp.cleanup()

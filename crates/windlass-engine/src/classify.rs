@@ -3,9 +3,12 @@
 //!
 //! A model turn's calls are decided when the turn ends, except the server
 //! calls of a turn that pauses for the client: those are `Deferred` and the
-//! continuation decides them. A continuation does not ask the policy again
-//! about calls already decided: an approved request runs, a denied one is
-//! refused, and the client's own unanswered calls go to the model as they are.
+//! continuation decides them. A call that needs a human approval (its server
+//! requires it, or the policy asked for it) is put to the policy once more
+//! when the approved call is about to run, with `approved` set: the policy
+//! may still deny it, and a gate spends its rate limits and budgets on that
+//! pass. A denied request is refused, and the client's own unanswered calls
+//! go to the model as they are.
 
 use std::collections::HashSet;
 
@@ -73,7 +76,14 @@ pub(crate) async fn classify(
         let owner = run.tools.owner(&call.name);
         let d = match static_decision(run, call, owner, source, i) {
             Some(d) => Some(d),
-            None if owner == Some(&ToolOwner::Client) || approvals.contains(&call.call_id) => {
+            // A server that requires approval: the human decides first, and
+            // the policy is asked once, when the approved call is about to
+            // run, so a gate's rate limits and budgets count it once.
+            None if approvals.contains(&call.call_id) => Some(Decided::plain(
+                Disposition::Approval,
+                CallVerdict::NeedsApproval,
+            )),
+            None if owner == Some(&ToolOwner::Client) => {
                 Some(decide(inner, run, out, call, owner, approvals, source).await)
             }
             None => None,
@@ -157,18 +167,6 @@ fn static_decision(
         }
     }
     if source == Source::Continuation {
-        if run.mcp.approvals.contains_key(&call.call_id) {
-            // Approved by the user; the policy was asked when the request was made.
-            return Some(Decided::plain(
-                Disposition::Execute {
-                    runner: Runner::Mcp,
-                    arguments: call.arguments.clone(),
-                },
-                CallVerdict::Run {
-                    arguments: call.arguments.clone(),
-                },
-            ));
-        }
         if *owner == ToolOwner::Client {
             // The client's to answer; its turn already decided it.
             return Some(Decided::plain(

@@ -20,7 +20,8 @@ use windlass_testkit::{McpFixture, PyMcp, Reply, ToolCallSpec};
 #[allow(unused_imports)]
 mod gw_util;
 
-/// Every call needs an approval; remembers what it was asked.
+/// Every call needs an approval; remembers what it was asked, and whether
+/// the call was already approved (the pass before it runs).
 #[derive(Default)]
 struct Supervised(Mutex<Vec<String>>);
 
@@ -28,14 +29,15 @@ struct Supervised(Mutex<Vec<String>>);
 impl Policy for Supervised {
     async fn decide_call(
         &self,
-        _ctx: &PolicyContext<'_>,
+        ctx: &PolicyContext<'_>,
         call: &ToolCall,
         _tool: Option<&ToolDefinition>,
     ) -> RuledDecision {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(call.name.clone());
+        let seen = match ctx.approved {
+            true => format!("{} (approved)", call.name),
+            false => call.name.clone(),
+        };
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(seen);
         RuledDecision {
             decision: CallDecision::RequireApproval,
             rule: Some("autonomy:supervised".into()),
@@ -103,7 +105,12 @@ async fn a_policy_approval_pauses_and_the_approved_call_runs_once() {
         assert_eq!(call["output"], "5", "{tag}: {call}");
         assert_eq!(gw.hub.calls().len(), 1, "{tag}");
         // Asked once, when the model made the call; not again once approved.
-        assert_eq!(*policy.0.lock().unwrap(), ["calc__add"], "{tag}");
+        // Asked once for the approval, once more (approved) before it ran.
+        assert_eq!(
+            *policy.0.lock().unwrap(),
+            ["calc__add", "calc__add (approved)"],
+            "{tag}"
+        );
     }
 }
 
@@ -197,8 +204,8 @@ async fn a_declared_approval_meets_the_policy_once() {
 
 /// A mixed turn defers its MCP call; the continuation asks the policy,
 /// which wants an approval: the paused call is closed and an approval
-/// request takes its place; the approved call then runs, and the policy saw
-/// each call once.
+/// request takes its place; the approved call then runs after one more
+/// (approved) pass through the policy.
 #[tokio::test]
 async fn a_deferred_call_the_policy_wants_approved_pauses_the_continuation() {
     let fx = McpFixture::python(PyMcp::V2).await;
@@ -260,7 +267,7 @@ async fn a_deferred_call_the_policy_wants_approved_pauses_the_continuation() {
         assert_eq!(gw.hub.calls().len(), 1);
         assert_eq!(
             *policy.0.lock().unwrap(),
-            ["ask_user", "calc__add"],
+            ["ask_user", "calc__add", "calc__add (approved)"],
             "{mode:?}"
         );
     }
