@@ -166,16 +166,14 @@ fn static_decision(
             ));
         }
     }
-    if source == Source::Continuation {
-        if *owner == ToolOwner::Client {
-            // The client's to answer; its turn already decided it.
-            return Some(Decided::plain(
-                Disposition::Client,
-                CallVerdict::Client {
-                    arguments: call.arguments.clone(),
-                },
-            ));
-        }
+    if source == Source::Continuation && *owner == ToolOwner::Client {
+        // The client's to answer; its turn already decided it.
+        return Some(Decided::plain(
+            Disposition::Client,
+            CallVerdict::Client {
+                arguments: call.arguments.clone(),
+            },
+        ));
     }
     None
 }
