@@ -66,12 +66,14 @@ async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
     }
     let usage = store.disk_usage().expect("file database");
     // 3,200 saves of 24 items make a ~19 MB database and write ~200 MB of
-    // WAL frames, all of which stayed in the file before the bound. Now it
-    // passes the limit only by the writes between two checks (a few MB on a
-    // busy debug build), well under the database's own size.
+    // WAL frames (ten times the database), all of which stayed in the file
+    // before the bound. Now it passes the limit only by the writes between
+    // two checks: a few MB on a debug build, 25 MB at worst seen with the
+    // two cores saturated by other builds. Three times the database's size
+    // tells the two apart with room either side.
     assert!(usage.db_bytes > 16 * LIMIT, "{usage:?}");
     assert!(
-        max_wal < usage.db_bytes,
+        max_wal < 3 * usage.db_bytes,
         "WAL reached {max_wal} bytes (limit {LIMIT}); {usage:?}"
     );
     store.close().await;
