@@ -17,6 +17,7 @@ use windlass_engine::{FinishReason, ModelEvent, ProviderError};
 use windlass_protocol::{InputTokensDetails, OutputTokensDetails, Usage};
 
 use crate::codec::EventDecoder;
+use crate::ending::{normalize_finish, Ending};
 use crate::http_error::error_from_value;
 use crate::wire::{Chunk, Completion, Delta, Str, ToolCallChunk, UsageWire};
 
@@ -26,15 +27,15 @@ const IN_BODY_ERROR_STATUS: u16 = 500;
 /// State of one streamed turn.
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
-    finish: Option<FinishReason>,
-    usage: Option<Usage>,
+    /// Finish reason, usage and whether the turn is over: the same end
+    /// rules as the other kinds' decoders.
+    end: Ending,
     /// Tool calls seen so far, by upstream index, with the id and name
     /// already announced (some servers repeat them on every fragment).
     calls: Vec<CallSeen>,
     /// Whether any chunk carried a choice: a stream of none is as empty as
     /// a completion without choices, and fails the same way.
     saw_choice: bool,
-    done: bool,
 }
 
 #[derive(Debug)]
@@ -52,7 +53,7 @@ impl StreamDecoder {
     /// Whether the turn is over (`[DONE]`, an error, or the final events
     /// were produced); later data is ignored.
     pub fn is_done(&self) -> bool {
-        self.done
+        self.end.done
     }
 
     /// Decodes one SSE `data` payload, appending its events to `out`.
@@ -61,12 +62,12 @@ impl StreamDecoder {
         data: &str,
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<(), ProviderError> {
-        if self.done || data.is_empty() {
+        if self.end.done || data.is_empty() {
             return Ok(());
         }
         if data.len() < 16 && data.trim() == "[DONE]" {
             if !self.saw_choice {
-                self.done = true;
+                self.end.done = true;
                 return Err(ProviderError::Protocol(
                     "chat completion stream has no choices".into(),
                 ));
@@ -75,15 +76,15 @@ impl StreamDecoder {
             return Ok(());
         }
         let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| {
-            self.done = true;
+            self.end.done = true;
             ProviderError::Protocol(format!("invalid stream chunk: {e}"))
         })?;
         if let Some(error) = chunk.error {
-            self.done = true;
+            self.end.done = true;
             return Err(error_from_value(&error, IN_BODY_ERROR_STATUS));
         }
         if chunk.choices.is_none() && chunk.message.is_some() {
-            self.done = true;
+            self.end.done = true;
             return Err(ProviderError::Status {
                 status: IN_BODY_ERROR_STATUS,
                 message: chunk.message.map(Str::into_string).unwrap_or_default(),
@@ -91,7 +92,7 @@ impl StreamDecoder {
             });
         }
         if let Some(usage) = chunk.usage {
-            self.usage = Some(map_usage(*usage));
+            self.end.usage = Some(map_usage(*usage));
         }
         if let Some(choice) = chunk.choices {
             self.saw_choice = true;
@@ -99,7 +100,7 @@ impl StreamDecoder {
                 self.delta(delta, out);
             }
             if let Some(reason) = choice.finish_reason {
-                self.finish = Some(map_finish(reason.as_str()));
+                self.end.finish = Some(map_finish(reason.as_str()));
             }
         }
         Ok(())
@@ -122,27 +123,13 @@ impl StreamDecoder {
         error: ProviderError,
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<(), ProviderError> {
-        if self.done {
-            return Ok(());
-        }
-        if self.finish.is_some() {
-            self.flush(out);
-            return Ok(());
-        }
-        self.done = true;
-        Err(error)
+        self.end.has_calls = !self.calls.is_empty();
+        self.end.cut(error, out)
     }
 
     fn flush(&mut self, out: &mut VecDeque<ModelEvent>) {
-        self.done = true;
-        if let Some(usage) = self.usage.take() {
-            out.push_back(ModelEvent::Usage(usage));
-        }
-        let reason = self.finish.take().unwrap_or(FinishReason::Stop);
-        out.push_back(ModelEvent::Finished(normalize_finish(
-            reason,
-            !self.calls.is_empty(),
-        )));
+        self.end.has_calls = !self.calls.is_empty();
+        self.end.flush(out);
     }
 
     fn delta(&mut self, delta: Delta<'_>, out: &mut VecDeque<ModelEvent>) {
@@ -347,14 +334,6 @@ fn map_finish(reason: &str) -> FinishReason {
         "tool_calls" | "function_call" => FinishReason::ToolCalls,
         "content_filter" => FinishReason::ContentFilter,
         other => FinishReason::Other(other.to_owned()),
-    }
-}
-
-/// Ollama and older llama.cpp report `stop` for a turn that called tools.
-fn normalize_finish(reason: FinishReason, has_calls: bool) -> FinishReason {
-    match reason {
-        FinishReason::Stop if has_calls => FinishReason::ToolCalls,
-        other => other,
     }
 }
 

@@ -26,10 +26,10 @@ impl Ending {
         if let Some(usage) = self.usage.take() {
             out.push_back(ModelEvent::Usage(usage));
         }
-        let reason = match self.finish.take().unwrap_or(FinishReason::Stop) {
-            FinishReason::Stop if self.has_calls => FinishReason::ToolCalls,
-            other => other,
-        };
+        let reason = normalize_finish(
+            self.finish.take().unwrap_or(FinishReason::Stop),
+            self.has_calls,
+        );
         out.push_back(ModelEvent::Finished(reason));
     }
 
@@ -55,6 +55,15 @@ impl Ending {
     pub fn fail(&mut self, error: ProviderError) -> Result<(), ProviderError> {
         self.done = true;
         Err(error)
+    }
+}
+
+/// A plain `stop` after tool calls means tool calls (Ollama and older
+/// llama.cpp report `stop`; some Responses and Messages servers likewise).
+pub(crate) fn normalize_finish(reason: FinishReason, has_calls: bool) -> FinishReason {
+    match reason {
+        FinishReason::Stop if has_calls => FinishReason::ToolCalls,
+        other => other,
     }
 }
 
