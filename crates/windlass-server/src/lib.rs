@@ -16,8 +16,10 @@ pub mod limits;
 mod listen;
 mod mcp;
 mod meta;
+pub mod quota;
 mod resources;
 pub mod sse;
+pub mod tenant;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -34,6 +36,8 @@ pub use inflight::Inflight;
 pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
+pub use quota::InProcessQuota;
+pub use tenant::Tenant;
 
 #[derive(Clone)]
 pub struct AppState {
