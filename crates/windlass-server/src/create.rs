@@ -30,6 +30,9 @@ pub async fn create_response(
     let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
     let tenant = Tenant::of(key.as_ref().map(|Extension(k)| k));
+    // Before anything runs: a refused request costs nothing upstream.
+    let charge =
+        crate::quota_gate::admit(&app, key.as_ref().map(|Extension(k)| k), tenant.as_str()).await?;
     crate::consistency::previous_not_running(&app, tenant.as_str(), &req)?;
     let mut prepared = app.engine.prepare_for(tenant.as_str(), req).await?;
     prepared.set_client_tools_status(client_tools_status::effective(
@@ -52,6 +55,8 @@ pub async fn create_response(
             |mut sink| async move {
                 let outcome = engine.run(prepared, &mut sink, cancel).await;
                 registration.finish(&outcome.response);
+                // Charged before `[DONE]`: the client's next request sees it.
+                charge.usage(&outcome.response).await;
                 sink.done();
             },
         );
@@ -71,6 +76,7 @@ pub async fn create_response(
     let run = async move {
         let outcome = engine.run(prepared, &mut NoEvents, cancel).await;
         registration.finish(&outcome.response);
+        charge.usage(&outcome.response).await;
         outcome
     };
     let outcome = InPlace::new(run, token).await;

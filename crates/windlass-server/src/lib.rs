@@ -17,7 +17,9 @@ mod listen;
 mod mcp;
 mod meta;
 pub mod quota;
+mod quota_gate;
 mod resources;
+pub mod scopes;
 pub mod sse;
 pub mod tenant;
 
@@ -28,7 +30,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
-use windlass_engine::Engine;
+use windlass_engine::{Engine, QuotaCounter};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -51,6 +53,8 @@ pub struct AppState {
     pub keys: Arc<Result<KeyRing, KeyError>>,
     /// Listening on loopback only: `Host` must be a loopback name.
     pub loopback: bool,
+    /// Request/token budgets per key and tenant (in process by default).
+    pub quota: Arc<dyn QuotaCounter>,
 }
 
 impl AppState {
@@ -62,7 +66,14 @@ impl AppState {
             config: Arc::new(config),
             mcp: None,
             loopback: false,
+            quota: Arc::new(InProcessQuota::new()),
         }
+    }
+
+    /// Counts quotas in `counter` (e.g. shared by replicas through Postgres).
+    pub fn with_quota(mut self, counter: Arc<dyn QuotaCounter>) -> Self {
+        self.quota = counter;
+        self
     }
 
     pub fn with_mcp(mut self, directory: Arc<dyn McpDirectory>) -> Self {

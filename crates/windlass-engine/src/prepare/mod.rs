@@ -145,7 +145,8 @@ impl Engine {
                 .store
                 .load_context(tenant, prev)
                 .await?
-                .ok_or_else(|| EngineError::NotFound {
+                // A 400 like OpenAI's; the same for another tenant's id.
+                .ok_or_else(|| EngineError::InvalidRequest {
                     message: format!("Previous response with id '{prev}' not found."),
                     param: Some("previous_response_id".to_owned()),
                     code: Some("previous_response_not_found".to_owned()),
