@@ -29,6 +29,7 @@ pub use config::*;
 pub use engine::{Engine, EngineBuilder};
 pub use error::*;
 pub use outcome::*;
+pub use ports::cancel::*;
 pub use ports::events::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;

@@ -1,0 +1,85 @@
+//! Postgres specifics beyond the shared contract (tests/semantics.rs):
+//! replicas migrating at once, and several stores (replicas) on one
+//! database seeing each other's writes. Skipped when `WINDLASS_TEST_PG` is
+//! unset; `scripts/postgres.sh` sets it.
+#![cfg(feature = "postgres")]
+
+mod common;
+
+use common::{pg_schema_url, transcript, Turn};
+use windlass_engine::ResponseStore;
+use windlass_store::PgStore;
+
+/// Eight replicas start at once on an empty database: every one opens, and
+/// each migration is applied exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_starts_migrate_once() {
+    let Some(url) = pg_schema_url().await else {
+        return;
+    };
+    let opens = (0..8).map(|_| {
+        let url = url.clone();
+        tokio::spawn(async move { PgStore::open(&url).await })
+    });
+    let mut stores = Vec::new();
+    for open in opens {
+        stores.push(open.await.expect("task").expect("open"));
+    }
+
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(connection);
+    let rows = client
+        .query(
+            "SELECT version, COUNT(*) FROM windlass_migrations GROUP BY version",
+            &[],
+        )
+        .await
+        .expect("migrations");
+    assert_eq!(rows.len(), 1, "one migration known");
+    for row in rows {
+        let count: i64 = row.get(1);
+        assert_eq!(count, 1);
+    }
+    // And the stores work.
+    Turn::new("a", None, 1, 1).save(&stores[3]).await;
+    assert!(stores[5].get("a").await.expect("get").is_some());
+}
+
+/// A chain written turn by turn through two stores (two replicas'
+/// pools) loads whole through either; a delete through one is seen by the
+/// other.
+#[tokio::test]
+async fn replicas_share_chains() {
+    let Some(url) = pg_schema_url().await else {
+        return;
+    };
+    let a = PgStore::open(&url).await.expect("open a");
+    let b = PgStore::open(&url).await.expect("open b");
+    let t1 = Turn::new("t1", None, 1, 1);
+    let t2 = Turn::new("t2", Some("t1"), 1, 2);
+    let t3 = Turn::new("t3", Some("t2"), 1, 1);
+    t1.save(&a).await;
+    t2.save(&b).await;
+    t3.save(&a).await;
+    let full = transcript(&[&t1, &t2, &t3]);
+    assert_eq!(
+        b.load_context("t3").await.expect("load"),
+        Some(full.clone())
+    );
+
+    assert!(b.delete("t2").await.expect("delete"));
+    assert_eq!(a.get("t2").await.expect("get"), None);
+    assert_eq!(a.load_context("t3").await.expect("load"), Some(full));
+}
+
+/// A URL asking for TLS is refused with a clear error (this build has no
+/// TLS to Postgres) rather than silently connecting in the clear.
+#[tokio::test]
+async fn sslmode_require_is_refused() {
+    let err = PgStore::open("postgres://u@127.0.0.1:1/db?sslmode=require")
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("sslmode=require"), "{err}");
+}
