@@ -16,6 +16,7 @@ pub mod limits;
 mod listen;
 mod mcp;
 mod meta;
+mod remote;
 mod resources;
 pub mod sse;
 
@@ -26,7 +27,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
-use windlass_engine::Engine;
+use windlass_engine::{CancelBus, Engine, LocalCancelBus};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -47,6 +48,8 @@ pub struct AppState {
     pub keys: Arc<Result<KeyRing, KeyError>>,
     /// Listening on loopback only: `Host` must be a loopback name.
     pub loopback: bool,
+    /// Reaches responses running in other replicas (cancel, delete).
+    pub cancel_bus: Arc<dyn CancelBus>,
 }
 
 impl AppState {
@@ -58,7 +61,18 @@ impl AppState {
             config: Arc::new(config),
             mcp: None,
             loopback: false,
+            cancel_bus: Arc::new(LocalCancelBus),
         }
+    }
+
+    /// Shares cancels with the other replicas on `bus`: cancels published
+    /// there stop this process's runs, and cancels of responses not running
+    /// here are published.
+    pub fn with_cancel_bus(mut self, bus: Arc<dyn CancelBus>) -> Self {
+        let inflight = self.inflight.clone();
+        bus.subscribe(Arc::new(move |id: &str| inflight.cancel(id).is_some()));
+        self.cancel_bus = bus;
+        self
     }
 
     pub fn with_mcp(mut self, directory: Arc<dyn McpDirectory>) -> Self {

@@ -11,7 +11,7 @@ use windlass_engine::{PageRequest, SortOrder, Trace};
 use windlass_protocol::{DeletedResponse, Item, ItemList, ResponseResource};
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::{remote, AppState};
 
 /// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
 /// gets the OpenAI error shape like any other bad input.
@@ -87,7 +87,14 @@ pub async fn delete_response(
             wait_for_end(done).await?;
             true
         }
-        None => false,
+        // Not running here: maybe in another replica (not stored yet, or
+        // stored as still running).
+        None => match app.engine.store().get(&id).await? {
+            Some(r) if r.status.is_terminal() => false,
+            _ => remote::stop_elsewhere(&app, &id, STOP_WAIT)
+                .await?
+                .is_some(),
+        },
     };
     // A running response with `store: false` has nothing stored to delete.
     if app.engine.store().delete(&id).await? || was_running {
@@ -170,14 +177,26 @@ pub async fn cancel_response(
     if let Some(done) = app.inflight.cancel(&id) {
         return wait_for_end(done).await.map(Json);
     }
-    match app.engine.store().get(&id).await? {
-        Some(r) => Err(ApiError::invalid(format!(
-            "Cannot cancel a response with status '{}': only in-progress responses can be cancelled.",
-            r.status.as_str()
-        ))
-        .code("response_not_cancellable")),
+    let stored = app.engine.store().get(&id).await?;
+    if let Some(r) = stored.as_ref().filter(|r| r.status.is_terminal()) {
+        return Err(not_cancellable(r));
+    }
+    // Unknown here, or stored as running: maybe running in another replica.
+    if let Some(r) = remote::stop_elsewhere(&app, &id, STOP_WAIT).await? {
+        return Ok(Json(r));
+    }
+    match stored {
+        Some(r) => Err(not_cancellable(&r)),
         None => Err(ApiError::not_found("Response", &id)),
     }
+}
+
+fn not_cancellable(r: &ResponseResource) -> ApiError {
+    ApiError::invalid(format!(
+        "Cannot cancel a response with status '{}': only in-progress responses can be cancelled.",
+        r.status.as_str()
+    ))
+    .code("response_not_cancellable")
 }
 
 /// The final state of a cancelled run, once it has ended (and been saved).

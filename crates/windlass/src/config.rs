@@ -8,7 +8,7 @@ use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_governance::GovernanceConfig;
 use windlass_providers::ChatProviderConfig;
 use windlass_server::{ServerConfig, ServerFile, SettingsError};
-use windlass_store::SqliteOptions;
+use windlass_store::{PgOptions, SqliteOptions};
 use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::McpConfig;
 
@@ -98,12 +98,14 @@ pub struct LoopFile {
     pub completion_check: Option<bool>,
 }
 
-/// `[store]`: the SQLite file's bounds.
+/// `[store]`: the SQLite file's bounds and the Postgres pool.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreFile {
     pub wal_limit_bytes: Option<u64>,
     pub size_log_interval_secs: Option<u64>,
+    /// Connections this process opens to Postgres at most.
+    pub pg_max_connections: Option<usize>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -115,6 +117,7 @@ pub struct Settings {
     pub engine: EngineConfig,
     pub server: ServerConfig,
     pub store: SqliteOptions,
+    pub pg: PgOptions,
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
@@ -197,6 +200,10 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
     if let Some(secs) = file.store.size_log_interval_secs {
         store.size_log_interval = Duration::from_secs(secs);
     }
+    let mut pg = PgOptions::default();
+    if let Some(n) = file.store.pg_max_connections {
+        pg.max_connections = n;
+    }
 
     let mut mcp = file.mcp;
     mcp.allow_hosts.extend(
@@ -225,6 +232,7 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         engine,
         server,
         store,
+        pg,
         mcp,
         builtins: file.builtins,
         governance: file.governance,

@@ -1,0 +1,114 @@
+//! Two real `windlass serve` processes on one Postgres database: what one
+//! creates the other serves and continues, and a cancel sent to one stops
+//! a run that is live on the other (LISTEN/NOTIFY cancel bus). Skipped when
+//! `WINDLASS_TEST_PG` is unset; `scripts/test.sh` sets it.
+
+mod replica_support;
+
+use std::time::Duration;
+
+use replica_support::{pg_schema_url, Replica};
+use serde_json::json;
+use windlass_testkit::{FakeUpstream, Reply};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_created_on_one_replica_is_served_and_continued_by_another() {
+    let Some(db) = pg_schema_url().await else {
+        return;
+    };
+    let upstream = FakeUpstream::start().await;
+    // Both start at once on an empty database (both migrate).
+    let up = upstream.base_url();
+    let (a, b) = tokio::join!(Replica::start(&db, &up, &[]), Replica::start(&db, &up, &[]),);
+
+    upstream.push(Reply::text("The capital is Paris."));
+    let (status, created) = a
+        .post(
+            "/v1/responses",
+            &json!({"model": "m", "input": "Capital of France?"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["id"].as_str().expect("id").to_owned();
+
+    let (status, fetched) = b.get(&format!("/v1/responses/{id}")).await;
+    assert_eq!(status, 200, "{fetched}");
+    assert_eq!(fetched, created);
+    let (status, items) = b.get(&format!("/v1/responses/{id}/input_items")).await;
+    assert_eq!(status, 200);
+    assert_eq!(items["data"][0]["content"][0]["text"], "Capital of France?");
+
+    // Continued on B: the upstream sees A's turn as history.
+    upstream.push(Reply::text("About 2 million."));
+    let (status, next) = b
+        .post(
+            "/v1/responses",
+            &json!({"model": "m", "input": "Its population?", "previous_response_id": id}),
+        )
+        .await;
+    assert_eq!(status, 200, "{next}");
+    assert_eq!(next["output"][0]["content"][0]["text"], "About 2 million.");
+    let sent = upstream.last_request().expect("upstream request");
+    let history: Vec<String> = sent["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    let joined = history.join("|");
+    assert!(joined.contains("Capital of France?"), "{joined}");
+    assert!(joined.contains("The capital is Paris."), "{joined}");
+    assert!(joined.contains("Its population?"), "{joined}");
+
+    // And A serves B's continuation.
+    let next_id = next["id"].as_str().expect("id");
+    let (status, again) = a.get(&format!("/v1/responses/{next_id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(again, next);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_sent_to_one_replica_stops_a_run_live_on_another() {
+    let Some(db) = pg_schema_url().await else {
+        return;
+    };
+    let upstream = FakeUpstream::start().await;
+    let a = Replica::start(&db, &upstream.base_url(), &[]).await;
+    let b = Replica::start(&db, &upstream.base_url(), &[]).await;
+
+    // The model streams a little, then hangs: the run stays live on A.
+    upstream.push(Reply::text("thinking about it for a long time").stall_after(2));
+    let (stream, id) = a
+        .stream_until_created(&json!({"model": "m", "input": "Take your time."}))
+        .await;
+    // B has never seen this response; it reaches A over the bus.
+    let (status, cancelled) = b
+        .post(&format!("/v1/responses/{id}/cancel"), &json!({}))
+        .await;
+    assert_eq!(status, 200, "{cancelled}");
+    assert_eq!(cancelled["id"], id.as_str());
+    assert_eq!(cancelled["status"], "cancelled");
+
+    // A's stream ends with the cancellation, and both replicas serve the
+    // stored, cancelled response.
+    let rest = tokio::time::timeout(Duration::from_secs(20), stream.text())
+        .await
+        .expect("stream ends")
+        .expect("body");
+    assert!(rest.contains("response.cancelled"), "{rest}");
+    for replica in [&a, &b] {
+        let (status, r) = replica.get(&format!("/v1/responses/{id}")).await;
+        assert_eq!(status, 200);
+        assert_eq!(r["status"], "cancelled");
+    }
+
+    // Cancelling it again: no longer running anywhere.
+    let (status, again) = b
+        .post(&format!("/v1/responses/{id}/cancel"), &json!({}))
+        .await;
+    assert_eq!(status, 400, "{again}");
+    assert_eq!(again["error"]["code"], "response_not_cancellable");
+    // An id no replica runs or stores is unknown.
+    let (status, _) = b.post("/v1/responses/resp_nobody/cancel", &json!({})).await;
+    assert_eq!(status, 404);
+}
