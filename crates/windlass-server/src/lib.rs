@@ -26,7 +26,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
-use windlass_engine::Engine;
+use windlass_engine::{Engine, RunStore};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -47,6 +47,10 @@ pub struct AppState {
     pub keys: Arc<Result<KeyRing, KeyError>>,
     /// Listening on loopback only: `Host` must be a loopback name.
     pub loopback: bool,
+    /// Live runs and stored stream events (background mode, stream
+    /// resume); normally the engine's response store. `None`: background
+    /// requests are refused.
+    pub runs: Option<Arc<dyn RunStore>>,
 }
 
 impl AppState {
@@ -58,7 +62,15 @@ impl AppState {
             config: Arc::new(config),
             mcp: None,
             loopback: false,
+            runs: None,
         }
+    }
+
+    /// Keeps live runs and stream events in `runs` (the same store as the
+    /// engine's, so a final save replaces the live row).
+    pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
+        self.runs = Some(runs);
+        self
     }
 
     pub fn with_mcp(mut self, directory: Arc<dyn McpDirectory>) -> Self {

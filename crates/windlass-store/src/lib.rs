@@ -13,6 +13,7 @@
 #[cfg(feature = "sqlite")]
 mod codec;
 mod memory;
+mod memory_runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 

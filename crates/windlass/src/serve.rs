@@ -52,12 +52,14 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
     let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
-    let engine = Engine::builder(provider, store)
+    let engine = Engine::builder(provider, store.clone())
         .mcp(governed.hub)
         .policy(governed.policy)
         .config(settings.engine)
         .build();
-    let state = AppState::new(engine, settings.server).with_mcp(Arc::new(McpView(mcp.clone())));
+    let state = AppState::new(engine, settings.server)
+        .with_mcp(Arc::new(McpView(mcp.clone())))
+        .with_runs(store);
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
         .map_err(|source| ServeError::Listen {
