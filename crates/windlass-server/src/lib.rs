@@ -27,7 +27,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
-use windlass_engine::{CancelBus, Engine, LocalCancelBus};
+use windlass_engine::{CancelBus, Engine, LocalCancelBus, RunStore};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -50,6 +50,10 @@ pub struct AppState {
     pub loopback: bool,
     /// Reaches responses running in other replicas (cancel, delete).
     pub cancel_bus: Arc<dyn CancelBus>,
+    /// Live runs and stored stream events (background mode, stream
+    /// resume); normally the engine's response store. `None`: background
+    /// requests are refused.
+    pub runs: Option<Arc<dyn RunStore>>,
 }
 
 impl AppState {
@@ -62,6 +66,7 @@ impl AppState {
             mcp: None,
             loopback: false,
             cancel_bus: Arc::new(LocalCancelBus),
+            runs: None,
         }
     }
 
@@ -72,6 +77,13 @@ impl AppState {
         let inflight = self.inflight.clone();
         bus.subscribe(Arc::new(move |id: &str| inflight.cancel(id).is_some()));
         self.cancel_bus = bus;
+        self
+    }
+
+    /// Keeps live runs and stream events in `runs` (the same store as the
+    /// engine's, so a final save replaces the live row).
+    pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
+        self.runs = Some(runs);
         self
     }
 

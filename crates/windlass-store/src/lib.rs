@@ -15,6 +15,7 @@
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod codec;
 mod memory;
+mod memory_runs;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]

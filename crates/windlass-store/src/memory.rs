@@ -5,7 +5,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use windlass_engine::{
-    ItemPage, NewResponse, PageRequest, ResponseStore, SortOrder, StoreError, Trace,
+    ItemPage, LiveRecord, NewResponse, PageRequest, ResponseStore, SortOrder, StoreError,
+    StoredEvent, Trace,
 };
 use windlass_protocol::{Item, ResponseResource};
 
@@ -19,7 +20,7 @@ pub struct MemoryStore {
 /// responses holding ordered keys. Reference counts stand in for the
 /// "still referenced?" query that garbage-collects items.
 #[derive(Debug, Default)]
-struct Inner {
+pub(crate) struct Inner {
     next_key: u64,
     items: HashMap<u64, StoredItem>,
     /// Public id -> keys of the items carrying it; the last is the newest.
@@ -27,6 +28,10 @@ struct Inner {
     responses: HashMap<String, StoredResponse>,
     /// Execution traces by response id, removed with the response.
     traces: HashMap<String, Trace>,
+    /// Responses that have not ended (see `memory_runs.rs`).
+    pub(crate) live: HashMap<String, LiveRecord>,
+    /// Stored stream events by response id, with their tenant.
+    pub(crate) events: HashMap<String, (String, Vec<StoredEvent>)>,
 }
 
 #[derive(Debug)]
@@ -57,7 +62,7 @@ impl MemoryStore {
 
     /// A poisoned lock means a call panicked mid-update; report it as a
     /// backend failure instead of panicking again or trusting the state.
-    fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
+    pub(crate) fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
         self.inner
             .lock()
             .map_err(|_| StoreError::Backend("memory store lock poisoned".into()))
@@ -65,6 +70,10 @@ impl MemoryStore {
 }
 
 impl Inner {
+    pub(crate) fn is_stored(&self, id: &str) -> bool {
+        self.responses.contains_key(id)
+    }
+
     fn insert_item(&mut self, item: &Item) -> u64 {
         let key = self.next_key;
         self.next_key += 1;
@@ -153,6 +162,7 @@ impl ResponseStore for MemoryStore {
             output,
         };
         inner.responses.insert(resource.id.clone(), stored);
+        inner.live.remove(&resource.id);
         if let Some(trace) = new.trace {
             inner.traces.insert(resource.id.clone(), trace.clone());
         }
@@ -209,8 +219,10 @@ impl ResponseStore for MemoryStore {
 
     async fn delete(&self, id: &str) -> Result<bool, StoreError> {
         let mut inner = self.lock()?;
+        inner.events.remove(id);
+        let live = inner.live.remove(id).is_some();
         let Some(response) = inner.responses.remove(id) else {
-            return Ok(false);
+            return Ok(live);
         };
         inner.traces.remove(id);
         for &key in response.context_keys() {

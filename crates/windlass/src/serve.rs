@@ -59,6 +59,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         .build();
     let state = AppState::new(engine, settings.server)
         .with_mcp(Arc::new(McpView(mcp.clone())))
+        .with_runs(opened.runs)
         .with_cancel_bus(opened.cancel_bus);
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await

@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
-use windlass_engine::{CancelBus, LocalCancelBus, ResponseStore, StoreError};
+use windlass_engine::{CancelBus, LocalCancelBus, ResponseStore, RunStore, StoreError};
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
-/// The store and the bus that reaches runs in other processes.
+/// The store (one database behind both ports: a final save replaces the
+/// live row) and the bus that reaches runs in other processes.
 pub struct OpenedStore {
     pub store: Arc<dyn ResponseStore>,
+    pub runs: Arc<dyn RunStore>,
     pub cancel_bus: Arc<dyn CancelBus>,
 }
 
@@ -18,16 +20,18 @@ pub async fn open_store(
     pg: &PgOptions,
 ) -> Result<OpenedStore, StoreError> {
     if is_postgres_url(db) {
-        let store = PgStore::open_with(db, pg.clone()).await?;
+        let store = Arc::new(PgStore::open_with(db, pg.clone()).await?);
         let bus = store.cancel_bus().await?;
         return Ok(OpenedStore {
-            store: Arc::new(store),
+            store: store.clone(),
+            runs: store,
             cancel_bus: Arc::new(bus),
         });
     }
-    let store = SqliteStore::open_with(db, sqlite.clone()).await?;
+    let store = Arc::new(SqliteStore::open_with(db, sqlite.clone()).await?);
     Ok(OpenedStore {
-        store: Arc::new(store),
+        store: store.clone(),
+        runs: store,
         cancel_bus: Arc::new(LocalCancelBus),
     })
 }

@@ -11,7 +11,10 @@ use windlass_engine::StoreError;
 use super::backend;
 
 /// Migrations in order; a version is its position, from 1.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations-pg/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations-pg/0001_init.sql"),
+    include_str!("../../migrations-pg/0002_live_runs.sql"),
+];
 
 /// The advisory lock key that serializes migrations (any fixed number; this
 /// one is "windlass" in ASCII, truncated).

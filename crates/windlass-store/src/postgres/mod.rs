@@ -12,6 +12,7 @@
 mod cancel;
 mod migrate;
 mod read;
+mod runs;
 mod write;
 
 use std::str::FromStr;

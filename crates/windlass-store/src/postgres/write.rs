@@ -18,6 +18,8 @@ use crate::codec::{encode_item, encode_resource};
 ///   referenced twice, so Postgres materializes it), which lets the items
 ///   and the references be inserted from the same rows.
 /// - The trace, when there is one, goes in with the response.
+/// - The response's live row (it was running) goes in the same statement,
+///   so it is always exactly one of live, stored or unknown.
 const SAVE: &str = "\
 WITH parent AS ( \
     SELECT p.id FROM responses p WHERE p.id = $3 FOR KEY SHARE \
@@ -34,6 +36,8 @@ WITH parent AS ( \
 ), refs AS ( \
     INSERT INTO response_items (response_id, section, position, item_key) \
     SELECT resp.id, rows.section, rows.position, rows.key FROM resp, rows \
+), live AS ( \
+    DELETE FROM live_runs WHERE id = (SELECT id FROM resp) \
 ) \
 INSERT INTO response_traces (response_id, body) \
 SELECT resp.id, $9 FROM resp WHERE $9::text IS NOT NULL";
@@ -123,8 +127,17 @@ pub(super) async fn delete(conn: &mut Object, id: &str) -> Result<bool, StoreErr
         .query_opt("SELECT 1 FROM responses WHERE id = $1 FOR UPDATE", &[&id])
         .await
         .map_err(backend)?;
+    // Its stream events and live row go whatever else there is.
+    tx.execute("DELETE FROM response_events WHERE response_id = $1", &[&id])
+        .await
+        .map_err(backend)?;
+    let live = tx
+        .execute("DELETE FROM live_runs WHERE id = $1", &[&id])
+        .await
+        .map_err(backend)?;
     if found.is_none() {
-        return Ok(false);
+        tx.commit().await.map_err(backend)?;
+        return Ok(live > 0);
     }
     tx.execute(
         "INSERT INTO response_items (response_id, section, position, item_key) \
@@ -167,5 +180,5 @@ pub(super) async fn delete(conn: &mut Object, id: &str) -> Result<bool, StoreErr
         .await
         .map_err(backend)?;
     tx.commit().await.map_err(backend)?;
-    Ok(deleted > 0)
+    Ok(deleted + live > 0)
 }

@@ -10,6 +10,7 @@ mod checkpoint;
 mod conn;
 mod migrate;
 mod read;
+mod runs;
 mod trace;
 mod write;
 

@@ -60,6 +60,7 @@ BEGIN \
         SELECT (SELECT IFNULL(MAX(i.key), 0) FROM items i) + 1 + j.key, \
                j.value ->> 2, j.value ->> 3 \
         FROM json_each(NEW.items) j; \
+    DELETE FROM live_runs WHERE id = NEW.id; \
 END;";
 
 /// The save statement: one row of the `save_response` view.
@@ -102,7 +103,7 @@ pub(super) async fn save(
 
 /// Runs `write` on the writer connection, on a blocking-pool thread; a
 /// successful write counts as a commit for the checkpointer.
-async fn on_writer<T, F>(writer: &Arc<Mutex<Writer>>, write: F) -> Result<T, StoreError>
+pub(super) async fn on_writer<T, F>(writer: &Arc<Mutex<Writer>>, write: F) -> Result<T, StoreError>
 where
     T: Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
@@ -185,10 +186,15 @@ fn delete_in(conn: &mut Connection, id: &str) -> Result<bool, rusqlite::Error> {
 
     tx.prepare_cached("DELETE FROM response_items WHERE response_id = ?")?
         .execute([id])?;
+    tx.prepare_cached("DELETE FROM response_events WHERE response_id = ?")?
+        .execute([id])?;
+    let live = tx
+        .prepare_cached("DELETE FROM live_runs WHERE id = ?")?
+        .execute([id])?;
     let deleted = tx
         .prepare_cached("DELETE FROM responses WHERE id = ?")?
         .execute([id])?;
 
     tx.commit()?;
-    Ok(deleted > 0)
+    Ok(deleted + live > 0)
 }
