@@ -17,6 +17,7 @@ mod listen;
 mod mcp;
 mod meta;
 mod resources;
+pub mod runs;
 pub mod sse;
 
 use std::future::Future;
@@ -26,6 +27,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
+use tokio_util::sync::CancellationToken;
 use windlass_engine::{Engine, RunStore};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
@@ -51,10 +53,13 @@ pub struct AppState {
     /// resume); normally the engine's response store. `None`: background
     /// requests are refused.
     pub runs: Option<Arc<dyn RunStore>>,
+    /// Background mode: this replica's id, leases and workers.
+    pub background: Arc<runs::Background>,
 }
 
 impl AppState {
     pub fn new(engine: Engine, config: ServerConfig) -> Self {
+        let background = Arc::new(runs::Background::new(&config.background));
         AppState {
             engine,
             inflight: Inflight::default(),
@@ -63,6 +68,7 @@ impl AppState {
             mcp: None,
             loopback: false,
             runs: None,
+            background,
         }
     }
 
@@ -115,6 +121,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     state.loopback = listener.local_addr()?.ip().is_loopback();
+    let keeper = CancellationToken::new();
+    if let Some(store) = state.runs.clone() {
+        tokio::spawn(runs::keep_leases(state.clone(), store, keeper.clone()));
+    }
+    let _stop_keeper = keeper.drop_guard();
     let inflight = state.inflight.clone();
     let limits = state.config.connections.clone();
     let app = router(state);
