@@ -6,13 +6,17 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use windlass_protocol::ResponseResource;
+use windlass_protocol::{ResponseResource, ResponseStatus};
+
+use crate::runs::log::EventLog;
 
 struct Entry {
     cancel: CancellationToken,
     /// The response as it stood at the start, until the final one arrives.
     latest: watch::Receiver<Option<ResponseResource>>,
     start: ResponseResource,
+    /// Its stream events, when the stream can be resumed.
+    log: Option<Arc<EventLog>>,
 }
 
 #[derive(Clone, Default)]
@@ -58,6 +62,16 @@ impl Inflight {
     }
 
     pub fn register(&self, start: &ResponseResource, cancel: CancellationToken) -> Registration {
+        self.register_logged(start, cancel, None)
+    }
+
+    /// [`register`](Self::register) with the run's event log, for resumers.
+    pub fn register_logged(
+        &self,
+        start: &ResponseResource,
+        cancel: CancellationToken,
+        log: Option<Arc<EventLog>>,
+    ) -> Registration {
         let (tx, rx) = watch::channel(None);
         self.map().insert(
             start.id.clone(),
@@ -65,6 +79,7 @@ impl Inflight {
                 cancel,
                 latest: rx,
                 start: start.clone(),
+                log,
             },
         );
         Registration {
@@ -79,6 +94,23 @@ impl Inflight {
         self.map().get(id).map(|e| e.start.clone())
     }
 
+    /// A queued (background) response started running.
+    pub fn set_status(&self, id: &str, status: ResponseStatus) {
+        if let Some(e) = self.map().get_mut(id) {
+            e.start.status = status;
+        }
+    }
+
+    /// The event log of a running response whose stream can be resumed.
+    pub fn log(&self, id: &str) -> Option<Arc<EventLog>> {
+        self.map().get(id).and_then(|e| e.log.clone())
+    }
+
+    /// Every event log that persists (for the periodic flush).
+    pub fn logs(&self) -> Vec<Arc<EventLog>> {
+        self.map().values().filter_map(|e| e.log.clone()).collect()
+    }
+
     pub fn contains(&self, id: &str) -> bool {
         self.inner.lock().is_ok_and(|m| m.contains_key(id))
     }
@@ -91,12 +123,17 @@ impl Inflight {
         Some(e.latest.clone())
     }
 
+    /// Cancels every running response except background ones: those are
+    /// left to the next process (or another replica), which resumes or
+    /// fails them once their lease has expired.
     pub fn cancel_all(&self) -> usize {
         let map = self.map();
-        for e in map.values() {
+        let mut n = 0;
+        for e in map.values().filter(|e| !e.start.background) {
             e.cancel.cancel();
+            n += 1;
         }
-        map.len()
+        n
     }
 
     pub fn len(&self) -> usize {

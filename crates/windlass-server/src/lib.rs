@@ -18,6 +18,7 @@ mod mcp;
 mod meta;
 mod remote;
 mod resources;
+pub mod runs;
 pub mod sse;
 
 use std::future::Future;
@@ -27,6 +28,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
+use tokio_util::sync::CancellationToken;
 use windlass_engine::{CancelBus, Engine, LocalCancelBus, RunStore};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
@@ -54,10 +56,13 @@ pub struct AppState {
     /// resume); normally the engine's response store. `None`: background
     /// requests are refused.
     pub runs: Option<Arc<dyn RunStore>>,
+    /// Background mode: this replica's id, leases and workers.
+    pub background: Arc<runs::Background>,
 }
 
 impl AppState {
     pub fn new(engine: Engine, config: ServerConfig) -> Self {
+        let background = Arc::new(runs::Background::new(&config.background));
         AppState {
             engine,
             inflight: Inflight::default(),
@@ -67,6 +72,7 @@ impl AppState {
             loopback: false,
             cancel_bus: Arc::new(LocalCancelBus),
             runs: None,
+            background,
         }
     }
 
@@ -129,6 +135,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     state.loopback = listener.local_addr()?.ip().is_loopback();
+    let keeper = CancellationToken::new();
+    if let Some(store) = state.runs.clone() {
+        tokio::spawn(runs::keep_leases(state.clone(), store, keeper.clone()));
+    }
+    let _stop_keeper = keeper.drop_guard();
     let inflight = state.inflight.clone();
     let limits = state.config.connections.clone();
     let app = router(state);

@@ -5,12 +5,15 @@ use std::time::Duration;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use windlass_engine::{PageRequest, SortOrder, Trace};
 use windlass_protocol::{DeletedResponse, Item, ItemList, ResponseResource};
 
 use crate::error::ApiError;
+use crate::runs::resume::resume_stream;
+use crate::runs::DEFAULT_TENANT;
 use crate::{remote, AppState};
 
 /// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
@@ -40,17 +43,41 @@ fn path_error(e: &PathRejection) -> ApiError {
 /// Longest wait for a running response to stop on cancel or delete.
 const STOP_WAIT: Duration = Duration::from_secs(30);
 
+/// The query of `GET /v1/responses/{id}`.
+#[derive(Debug, Deserialize)]
+pub struct GetQuery {
+    /// Stream the response's events instead (see `runs/resume.rs`).
+    #[serde(default)]
+    stream: Option<bool>,
+    /// With `stream`: only events numbered above this one.
+    #[serde(default)]
+    starting_after: Option<u64>,
+}
+
+/// A stored response; a running one as it stands (this process's snapshot,
+/// or the live row of a background response running elsewhere); or, with
+/// `stream=true`, its event stream from `starting_after` on.
 pub async fn get_response(
     State(app): State<AppState>,
     ResponseId(id): ResponseId,
-) -> Result<Json<ResponseResource>, ApiError> {
-    if let Some(r) = app.engine.store().get(&id).await? {
-        return Ok(Json(r));
+    query: Result<Query<GetQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
+    if q.stream == Some(true) {
+        return resume_stream(&app, DEFAULT_TENANT, &id, q.starting_after).await;
     }
-    app.inflight
-        .snapshot(&id)
-        .map(Json)
-        .ok_or_else(|| ApiError::not_found("Response", &id))
+    if let Some(r) = app.engine.store().get(&id).await? {
+        return Ok(Json(r).into_response());
+    }
+    if let Some(r) = app.inflight.snapshot(&id) {
+        return Ok(Json(r).into_response());
+    }
+    if let Some(runs) = &app.runs {
+        if let Some(live) = runs.get_live(DEFAULT_TENANT, &id).await? {
+            return Ok(Json(live.response).into_response());
+        }
+    }
+    Err(ApiError::not_found("Response", &id))
 }
 
 /// `GET /v1/responses/{id}/trace`: the execution trace stored with a
@@ -181,9 +208,21 @@ pub async fn cancel_response(
     if let Some(r) = stored.as_ref().filter(|r| r.status.is_terminal()) {
         return Err(not_cancellable(r));
     }
-    // Unknown here, or stored as running: maybe running in another replica.
+    // Unknown here, or live: maybe running in another replica.
     if let Some(r) = remote::stop_elsewhere(&app, &id, STOP_WAIT).await? {
         return Ok(Json(r));
+    }
+    if let Some(runs) = &app.runs {
+        // Live, but no replica claims it: its replica died and the row
+        // waits for its lease to expire and be recovered.
+        if runs.get_live(DEFAULT_TENANT, &id).await?.is_some() {
+            return Err(ApiError::new(
+                axum::http::StatusCode::CONFLICT,
+                "invalid_request_error",
+                "This response's server process is not answering; retry once it has been recovered.",
+            )
+            .code("response_running_elsewhere"));
+        }
     }
     match stored {
         Some(r) => Err(not_cancellable(&r)),

@@ -1,6 +1,7 @@
 //! Two real `windlass serve` processes on one Postgres database: what one
 //! creates the other serves and continues, and a cancel sent to one stops
-//! a run that is live on the other (LISTEN/NOTIFY cancel bus). Skipped when
+//! a run that is live on the other (LISTEN/NOTIFY cancel bus), and a run
+//! whose replica is killed ends failed once its lease expires. Skipped when
 //! `WINDLASS_TEST_PG` is unset; `scripts/test.sh` sets it.
 
 mod replica_support;
@@ -111,4 +112,88 @@ async fn a_cancel_sent_to_one_replica_stops_a_run_live_on_another() {
     // An id no replica runs or stores is unknown.
     let (status, _) = b.post("/v1/responses/resp_nobody/cancel", &json!({})).await;
     assert_eq!(status, 404);
+}
+
+/// A config file giving background runs a short lease, so a dead
+/// replica's runs are recovered quickly.
+fn short_lease_config(dir: &std::path::Path) -> String {
+    let path = dir.join("windlass.toml");
+    std::fs::write(&path, "[server.background]\nlease_ms = 1000\n").expect("write config");
+    path.to_str().expect("utf-8 path").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_replicas_run_ends_failed_on_another_never_in_progress_forever() {
+    let Some(db) = pg_schema_url().await else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("windlass-replicas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let config = short_lease_config(&dir);
+    let upstream = FakeUpstream::start().await;
+    let extra = ["--config", config.as_str()];
+    let mut a = Replica::start(&db, &upstream.base_url(), &extra).await;
+    let b = Replica::start(&db, &upstream.base_url(), &extra).await;
+
+    // A background run on A whose model never finishes.
+    upstream.push(Reply::text("never finishing").stall());
+    let (status, queued) = a
+        .post(
+            "/v1/responses",
+            &json!({"model": "m", "input": "Long job.", "background": true}),
+        )
+        .await;
+    assert_eq!(status, 200, "{queued}");
+    let id = queued["id"].as_str().expect("id").to_owned();
+    // B sees it running (A's live row), once A has reached the model.
+    let seen = wait_until(Duration::from_secs(20), || async {
+        let (_, r) = b.get(&format!("/v1/responses/{id}")).await;
+        (upstream.request_count() >= 1 && r["status"] == "in_progress").then_some(r)
+    })
+    .await;
+    if seen.is_none() {
+        let (status, r) = b.get(&format!("/v1/responses/{id}")).await;
+        panic!(
+            "B never saw the run in progress: {status} {r}; upstream requests: {}",
+            upstream.request_count()
+        );
+    }
+
+    // A dies without a word: no final save, no lease renewals.
+    a.kill();
+
+    // B recovers it once the lease has run out: it ends failed (or
+    // cancelled), stored, never in_progress forever.
+    let ended = wait_until(Duration::from_secs(30), || async {
+        let (status, r) = b.get(&format!("/v1/responses/{id}")).await;
+        (status == 200 && r["status"] != "in_progress" && r["status"] != "queued").then_some(r)
+    })
+    .await
+    .expect("the run was recovered");
+    assert!(
+        ended["status"] == "failed" || ended["status"] == "cancelled",
+        "{ended}"
+    );
+    if ended["status"] == "failed" {
+        assert!(ended["error"]["message"].is_string(), "{ended}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Polls `probe` every 100 ms until it yields a value or `limit` passes.
+async fn wait_until<T, F, Fut>(limit: Duration, mut probe: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if let Some(v) = probe().await {
+            return Some(v);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
