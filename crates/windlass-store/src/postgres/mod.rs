@@ -96,6 +96,18 @@ impl PgStore {
         PgCancelBus::start(self.config.clone(), self.pool.clone()).await
     }
 
+    /// Empties every table (benchmarks start each run from an empty
+    /// database). Never called by the server.
+    pub async fn truncate_for_bench(&self) -> Result<(), StoreError> {
+        let conn = self.conn().await?;
+        conn.batch_execute(
+            "TRUNCATE response_items, response_traces, responses, items, \
+             live_runs, response_events",
+        )
+        .await
+        .map_err(backend)
+    }
+
     /// A pooled connection.
     async fn conn(&self) -> Result<Object, StoreError> {
         self.pool
