@@ -34,6 +34,7 @@ pub use ports::events::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;
 pub use ports::provider::*;
+pub use ports::quota::*;
 pub use ports::runs::*;
 pub use ports::sink::*;
 pub use ports::store::*;

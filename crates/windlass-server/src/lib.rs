@@ -16,10 +16,14 @@ pub mod limits;
 mod listen;
 mod mcp;
 mod meta;
+pub mod quota;
+mod quota_gate;
 mod remote;
 mod resources;
 pub mod runs;
+pub mod scopes;
 pub mod sse;
+pub mod tenant;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -29,7 +33,7 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
 use tokio_util::sync::CancellationToken;
-use windlass_engine::{CancelBus, Engine, LocalCancelBus, RunStore};
+use windlass_engine::{CancelBus, Engine, LocalCancelBus, QuotaCounter, RunStore};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -37,6 +41,8 @@ pub use inflight::Inflight;
 pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
+pub use quota::InProcessQuota;
+pub use tenant::Tenant;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -58,6 +64,8 @@ pub struct AppState {
     pub runs: Option<Arc<dyn RunStore>>,
     /// Background mode: this replica's id, leases and workers.
     pub background: Arc<runs::Background>,
+    /// Request/token budgets per key and tenant (in process by default).
+    pub quota: Arc<dyn QuotaCounter>,
 }
 
 impl AppState {
@@ -73,7 +81,14 @@ impl AppState {
             cancel_bus: Arc::new(LocalCancelBus),
             runs: None,
             background,
+            quota: Arc::new(InProcessQuota::new()),
         }
+    }
+
+    /// Counts quotas in `counter` (e.g. shared by replicas through Postgres).
+    pub fn with_quota(mut self, counter: Arc<dyn QuotaCounter>) -> Self {
+        self.quota = counter;
+        self
     }
 
     /// Shares cancels with the other replicas on `bus`: cancels published
@@ -81,7 +96,9 @@ impl AppState {
     /// here are published.
     pub fn with_cancel_bus(mut self, bus: Arc<dyn CancelBus>) -> Self {
         let inflight = self.inflight.clone();
-        bus.subscribe(Arc::new(move |id: &str| inflight.cancel(id).is_some()));
+        bus.subscribe(Arc::new(move |tenant: &str, id: &str| {
+            inflight.cancel(tenant, id).is_some()
+        }));
         self.cancel_bus = bus;
         self
     }

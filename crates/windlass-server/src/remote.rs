@@ -13,22 +13,23 @@ use crate::AppState;
 /// How often the store is read while waiting for the other replica's save.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Asks the replica running `id` to stop it. `Ok(None)` when no replica
+/// Asks the replica running `tenant`'s response `id` to stop it. `Ok(None)` when no replica
 /// claims it; otherwise the final state once it is stored, waiting at most
 /// `wait`. (A run with `store: false` is stopped but never stored, so its
 /// caller gets the timeout error.)
 pub(crate) async fn stop_elsewhere(
     app: &AppState,
+    tenant: &str,
     id: &str,
     wait: Duration,
 ) -> Result<Option<ResponseResource>, ApiError> {
-    if !app.cancel_bus.publish(id).await? {
+    if !app.cancel_bus.publish(tenant, id).await? {
         return Ok(None);
     }
     let store = app.engine.store();
     let stored = tokio::time::timeout(wait, async {
         loop {
-            match store.get(id).await {
+            match store.get(tenant, id).await {
                 Ok(Some(r)) if r.status.is_terminal() => return Ok(r),
                 Ok(_) => tokio::time::sleep(POLL).await,
                 Err(e) => return Err(e),

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{pg_schema_url, transcript, Turn};
-use windlass_engine::ResponseStore;
+use windlass_engine::{ResponseStore, DEFAULT_TENANT};
 use windlass_store::PgStore;
 
 /// Eight replicas start at once on an empty database: every one opens, and
@@ -37,14 +37,18 @@ async fn concurrent_starts_migrate_once() {
         )
         .await
         .expect("migrations");
-    assert_eq!(rows.len(), 2, "every known migration applied");
+    assert_eq!(rows.len(), 3, "every known migration applied");
     for row in rows {
         let count: i64 = row.get(1);
         assert_eq!(count, 1);
     }
     // And the stores work.
     Turn::new("a", None, 1, 1).save(&stores[3]).await;
-    assert!(stores[5].get("a").await.expect("get").is_some());
+    assert!(stores[5]
+        .get(DEFAULT_TENANT, "a")
+        .await
+        .expect("get")
+        .is_some());
 }
 
 /// A chain written turn by turn through two stores (two replicas'
@@ -65,13 +69,16 @@ async fn replicas_share_chains() {
     t3.save(&a).await;
     let full = transcript(&[&t1, &t2, &t3]);
     assert_eq!(
-        b.load_context("t3").await.expect("load"),
+        b.load_context(DEFAULT_TENANT, "t3").await.expect("load"),
         Some(full.clone())
     );
 
-    assert!(b.delete("t2").await.expect("delete"));
-    assert_eq!(a.get("t2").await.expect("get"), None);
-    assert_eq!(a.load_context("t3").await.expect("load"), Some(full));
+    assert!(b.delete(DEFAULT_TENANT, "t2").await.expect("delete"));
+    assert_eq!(a.get(DEFAULT_TENANT, "t2").await.expect("get"), None);
+    assert_eq!(
+        a.load_context(DEFAULT_TENANT, "t3").await.expect("load"),
+        Some(full)
+    );
 }
 
 /// A URL asking for TLS is refused with a clear error (this build has no

@@ -10,17 +10,18 @@ use std::sync::Arc;
 
 use crate::StoreError;
 
-/// Called with the id of each cancel published on the bus (by any
-/// replica); answers whether the response was running in this process and
-/// has been told to stop.
-pub type CancelHandler = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+/// Called with the owner tenant and id of each cancel published on the bus
+/// (by any replica); answers whether that tenant's response was running in
+/// this process and has been told to stop.
+pub type CancelHandler = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
 
 #[async_trait::async_trait]
 pub trait CancelBus: Send + Sync {
-    /// Asks whichever process runs `response_id` to cancel it. `Ok(true)`
-    /// when that process acknowledged (the run is stopping there and will
-    /// store its final state); `Ok(false)` when no process claimed it.
-    async fn publish(&self, response_id: &str) -> Result<bool, StoreError>;
+    /// Asks whichever process runs `tenant`'s `response_id` to cancel it.
+    /// `Ok(true)` when that process acknowledged (the run is stopping there
+    /// and will store its final state); `Ok(false)` when no process claimed
+    /// it (another tenant's response is never claimed).
+    async fn publish(&self, tenant: &str, response_id: &str) -> Result<bool, StoreError>;
 
     /// Delivers the cancels published on the bus to `handler` from now on
     /// (replacing an earlier handler).
@@ -34,7 +35,7 @@ pub struct LocalCancelBus;
 
 #[async_trait::async_trait]
 impl CancelBus for LocalCancelBus {
-    async fn publish(&self, _response_id: &str) -> Result<bool, StoreError> {
+    async fn publish(&self, _tenant: &str, _response_id: &str) -> Result<bool, StoreError> {
         Ok(false)
     }
 

@@ -149,6 +149,7 @@ async fn fail(
     app.engine
         .store()
         .save(NewResponse {
+            tenant: &record.tenant,
             response: &response,
             input: &[],
             trace: None,

@@ -66,9 +66,9 @@ pub async fn start_background(
     .await?;
     let log = EventLog::new(tenant, &response.id, true);
     let cancel = CancellationToken::new();
-    let registration = app
-        .inflight
-        .register_logged(&response, cancel.clone(), Some(log.clone()));
+    let registration =
+        app.inflight
+            .register_logged(tenant, &response, cancel.clone(), Some(log.clone()));
     let job = Job {
         app: app.clone(),
         runs,

@@ -1,9 +1,9 @@
 //! The cancel bus over Postgres `LISTEN`/`NOTIFY`.
 //!
 //! Every replica listens on two channels with one dedicated connection:
-//! `windlass_cancel` carries the id of a response someone wants cancelled,
-//! and `windlass_cancel_ack` the id of one a replica was running and has
-//! stopped. A publisher notifies, then waits briefly for the matching ack;
+//! `windlass_cancel` carries a response someone wants cancelled, and
+//! `windlass_cancel_ack` one a replica was running and has stopped; both as
+//! `"<tenant> <id>"` (tenant names have no spaces). A publisher notifies, then waits briefly for the matching ack;
 //! notifications are delivered to every listener, the publisher included
 //! (its handler finds nothing running and stays silent).
 
@@ -20,6 +20,10 @@ use super::backend;
 
 const CANCEL: &str = "windlass_cancel";
 const ACK: &str = "windlass_cancel_ack";
+
+/// Ids longer than this are never running anywhere (ours are ~50
+/// characters); refused before they reach `NOTIFY` (8000 bytes at most).
+const MAX_ID: usize = 512;
 
 /// How long a publisher waits for the running replica to acknowledge. A
 /// notification reaches listeners within milliseconds; this only bounds
@@ -82,7 +86,11 @@ impl PgCancelBus {
 
 #[async_trait::async_trait]
 impl CancelBus for PgCancelBus {
-    async fn publish(&self, response_id: &str) -> Result<bool, StoreError> {
+    async fn publish(&self, tenant: &str, response_id: &str) -> Result<bool, StoreError> {
+        if response_id.len() > MAX_ID || tenant.len() > MAX_ID || tenant.contains(' ') {
+            return Ok(false);
+        }
+        let payload = format!("{tenant} {response_id}");
         // Subscribed before notifying, so the ack cannot come first.
         let mut acks = self.inner.acks.subscribe();
         let conn = self
@@ -91,14 +99,14 @@ impl CancelBus for PgCancelBus {
             .get()
             .await
             .map_err(|e| StoreError::Backend(format!("postgres connection: {e}")))?;
-        conn.execute("SELECT pg_notify($1, $2)", &[&CANCEL, &response_id])
+        conn.execute("SELECT pg_notify($1, $2)", &[&CANCEL, &payload])
             .await
             .map_err(backend)?;
         drop(conn);
         let acked = tokio::time::timeout(ACK_WAIT, async {
             loop {
                 match acks.recv().await {
-                    Ok(id) if id == response_id => return true,
+                    Ok(acked) if acked == payload => return true,
                     Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                     Err(broadcast::error::RecvError::Closed) => return false,
                 }
@@ -209,23 +217,26 @@ async fn deliver(
     inner: &Inner,
     note: &Notification,
 ) -> Result<(), tokio_postgres::Error> {
-    let id = note.payload();
+    let payload = note.payload();
     match note.channel() {
         CANCEL => {
+            let Some((tenant, id)) = payload.split_once(' ') else {
+                return Ok(());
+            };
             let handler = inner
                 .handler
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone();
-            if handler.is_some_and(|h| h(id)) {
+            if handler.is_some_and(|h| h(tenant, id)) {
                 client
-                    .execute("SELECT pg_notify($1, $2)", &[&ACK, &id])
+                    .execute("SELECT pg_notify($1, $2)", &[&ACK, &payload])
                     .await?;
             }
         }
         ACK => {
             // No publisher waiting is fine.
-            let _ = inner.acks.send(id.to_owned());
+            let _ = inner.acks.send(payload.to_owned());
         }
         _ => {}
     }

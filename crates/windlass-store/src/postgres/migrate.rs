@@ -14,6 +14,7 @@ use super::backend;
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-pg/0001_init.sql"),
     include_str!("../../migrations-pg/0002_live_runs.sql"),
+    include_str!("../../migrations-pg/0003_tenants.sql"),
 ];
 
 /// The advisory lock key that serializes migrations (any fixed number; this

@@ -151,28 +151,29 @@ impl ResponseStore for PgStore {
         write::save(&*self.conn().await?, new).await
     }
 
-    async fn get(&self, id: &str) -> Result<Option<ResponseResource>, StoreError> {
-        read::get(&*self.conn().await?, id).await
+    async fn get(&self, tenant: &str, id: &str) -> Result<Option<ResponseResource>, StoreError> {
+        read::get(&*self.conn().await?, tenant, id).await
     }
 
-    async fn load_context(&self, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
-        read::load_context(&*self.conn().await?, id).await
+    async fn load_context(&self, tenant: &str, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
+        read::load_context(&*self.conn().await?, tenant, id).await
     }
 
     async fn input_items(
         &self,
+        tenant: &str,
         id: &str,
         page: &PageRequest,
     ) -> Result<Option<ItemPage>, StoreError> {
-        read::input_items(&mut self.conn().await?, id, page).await
+        read::input_items(&mut self.conn().await?, tenant, id, page).await
     }
 
-    async fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        write::delete(&mut self.conn().await?, id).await
+    async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {
+        write::delete(&mut self.conn().await?, tenant, id).await
     }
 
-    async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError> {
-        read::find_item(&*self.conn().await?, item_id).await
+    async fn find_item(&self, tenant: &str, item_id: &str) -> Result<Option<Item>, StoreError> {
+        read::find_item(&*self.conn().await?, tenant, item_id).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
@@ -181,7 +182,7 @@ impl ResponseStore for PgStore {
         Ok(())
     }
 
-    async fn trace(&self, response_id: &str) -> Result<Option<Trace>, StoreError> {
-        read::trace(&*self.conn().await?, response_id).await
+    async fn trace(&self, tenant: &str, response_id: &str) -> Result<Option<Trace>, StoreError> {
+        read::trace(&*self.conn().await?, tenant, response_id).await
     }
 }

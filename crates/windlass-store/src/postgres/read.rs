@@ -12,6 +12,7 @@ use crate::codec::{decode_item, decode_resource};
 /// The resource and its output items in one row (same snapshot).
 pub(super) async fn get(
     conn: &ClientWrapper,
+    tenant: &str,
     id: &str,
 ) -> Result<Option<ResponseResource>, StoreError> {
     let stmt = conn
@@ -20,12 +21,12 @@ pub(super) async fn get(
                                   JOIN items i ON i.key = ri.item_key \
                                   WHERE ri.response_id = r.id AND ri.section = $2 \
                                   ORDER BY ri.position) \
-             FROM responses r WHERE r.id = $1",
+             FROM responses r WHERE r.id = $1 AND r.tenant = $3",
         )
         .await
         .map_err(backend)?;
     let Some(row) = conn
-        .query_opt(&stmt, &[&id, &OUTPUT])
+        .query_opt(&stmt, &[&id, &OUTPUT, &tenant])
         .await
         .map_err(backend)?
     else {
@@ -42,16 +43,18 @@ pub(super) async fn get(
 
 /// History, input and output in ONE query: walks the `history_parent`
 /// chain up from `id` and reads each response's references, oldest
-/// response first (the same query as the SQLite store's). The outer joins
+/// response first (the same query as the SQLite store's). Only the first
+/// response's tenant is checked: a chain never crosses tenants. The outer joins
 /// tell "unknown" (no row) from "empty" (one NULL row).
 pub(super) async fn load_context(
     conn: &ClientWrapper,
+    tenant: &str,
     id: &str,
 ) -> Result<Option<Vec<Item>>, StoreError> {
     let stmt = conn
         .prepare_cached(
             "WITH RECURSIVE chain (id, depth) AS ( \
-                 SELECT id, 0 FROM responses WHERE id = $1 \
+                 SELECT id, 0 FROM responses WHERE id = $1 AND tenant = $3 \
                  UNION ALL \
                  SELECT p.history_parent, c.depth + 1 FROM chain c \
                  JOIN responses p ON p.id = c.id \
@@ -64,7 +67,7 @@ pub(super) async fn load_context(
         .await
         .map_err(backend)?;
     let rows = conn
-        .query(&stmt, &[&id, &MAX_DEPTH])
+        .query(&stmt, &[&id, &MAX_DEPTH, &tenant])
         .await
         .map_err(backend)?;
     if rows.is_empty() {
@@ -88,6 +91,7 @@ const MAX_DEPTH: i32 = 1_000_000;
 /// and the page holds the items that follow it in the requested order.
 pub(super) async fn input_items(
     conn: &mut Object,
+    tenant: &str,
     id: &str,
     page: &PageRequest,
 ) -> Result<Option<ItemPage>, StoreError> {
@@ -104,7 +108,10 @@ pub(super) async fn input_items(
         .await
         .map_err(backend)?;
     let exists = tx
-        .query_opt("SELECT 1 FROM responses WHERE id = $1", &[&id])
+        .query_opt(
+            "SELECT 1 FROM responses WHERE id = $1 AND tenant = $2",
+            &[&id, &tenant],
+        )
         .await
         .map_err(backend)?;
     if exists.is_none() {
@@ -161,13 +168,20 @@ pub(super) async fn input_items(
 /// The highest key is the most recently stored item with that public id.
 pub(super) async fn find_item(
     conn: &ClientWrapper,
+    tenant: &str,
     item_id: &str,
 ) -> Result<Option<Item>, StoreError> {
     let stmt = conn
-        .prepare_cached("SELECT body FROM items WHERE public_id = $1 ORDER BY key DESC LIMIT 1")
+        .prepare_cached(
+            "SELECT body FROM items WHERE public_id = $1 AND tenant = $2 \
+             ORDER BY key DESC LIMIT 1",
+        )
         .await
         .map_err(backend)?;
-    let row = conn.query_opt(&stmt, &[&item_id]).await.map_err(backend)?;
+    let row = conn
+        .query_opt(&stmt, &[&item_id, &tenant])
+        .await
+        .map_err(backend)?;
     row.map(|r| {
         r.try_get::<_, &str>(0)
             .map_err(backend)
@@ -178,14 +192,18 @@ pub(super) async fn find_item(
 
 pub(super) async fn trace(
     conn: &ClientWrapper,
+    tenant: &str,
     response_id: &str,
 ) -> Result<Option<Trace>, StoreError> {
     let stmt = conn
-        .prepare_cached("SELECT body FROM response_traces WHERE response_id = $1")
+        .prepare_cached(
+            "SELECT t.body FROM response_traces t JOIN responses r ON r.id = t.response_id \
+             WHERE t.response_id = $1 AND r.tenant = $2",
+        )
         .await
         .map_err(backend)?;
     let row = conn
-        .query_opt(&stmt, &[&response_id])
+        .query_opt(&stmt, &[&response_id, &tenant])
         .await
         .map_err(backend)?;
     row.map(|r| {

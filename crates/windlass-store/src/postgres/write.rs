@@ -9,8 +9,9 @@ use crate::codec::{encode_item, encode_resource};
 
 /// The save: ONE statement, so one round trip and atomic on its own.
 ///
-/// - `parent` names the predecessor only if it exists, so an unknown or
-///   deleted predecessor means an empty history. `FOR KEY SHARE` holds it
+/// - `parent` names the predecessor only if it exists and belongs to the
+///   same tenant, so an unknown, deleted or foreign predecessor means an
+///   empty history. `FOR KEY SHARE` holds it
 ///   against a concurrent delete (which locks it `FOR UPDATE`): the delete
 ///   then sees this response as a successor and hands it its history, or
 ///   the delete went first and this save finds no parent.
@@ -22,17 +23,17 @@ use crate::codec::{encode_item, encode_resource};
 ///   so it is always exactly one of live, stored or unknown.
 const SAVE: &str = "\
 WITH parent AS ( \
-    SELECT p.id FROM responses p WHERE p.id = $3 FOR KEY SHARE \
+    SELECT p.id FROM responses p WHERE p.id = $3 AND p.tenant = $10 FOR KEY SHARE \
 ), resp AS ( \
-    INSERT INTO responses (id, created_at, previous_response_id, body, history_parent) \
-    VALUES ($1, $2, $3, $4, (SELECT id FROM parent)) \
+    INSERT INTO responses (id, created_at, previous_response_id, body, history_parent, tenant) \
+    VALUES ($1, $2, $3, $4, (SELECT id FROM parent), $10) \
     RETURNING id \
 ), rows AS ( \
     SELECT nextval('items_key_seq') AS key, t.section, t.position, t.public_id, t.body \
     FROM unnest($5::smallint[], $6::integer[], $7::text[], $8::text[]) \
          AS t (section, position, public_id, body) \
 ), new_items AS ( \
-    INSERT INTO items (key, public_id, body) SELECT key, public_id, body FROM rows \
+    INSERT INTO items (key, public_id, body, tenant) SELECT key, public_id, body, $10 FROM rows \
 ), refs AS ( \
     INSERT INTO response_items (response_id, section, position, item_key) \
     SELECT resp.id, rows.section, rows.position, rows.key FROM resp, rows \
@@ -89,6 +90,7 @@ pub(super) async fn save(conn: &ClientWrapper, new: NewResponse<'_>) -> Result<(
                 &rows.public_ids,
                 &rows.bodies,
                 &trace,
+                &new.tenant,
             ],
         )
         .await;
@@ -115,7 +117,7 @@ const DELETE_LOCK: i64 = 0x7769_6e64_6c64_656c;
 /// references any more. Successors keep working: each response continuing
 /// from this one first takes over its references (as history rows placed
 /// before its own) and its predecessor, so its transcript stays the same.
-pub(super) async fn delete(conn: &mut Object, id: &str) -> Result<bool, StoreError> {
+pub(super) async fn delete(conn: &mut Object, tenant: &str, id: &str) -> Result<bool, StoreError> {
     // Rolled back when dropped on an error.
     let tx = conn.transaction().await.map_err(backend)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&DELETE_LOCK])
@@ -124,15 +126,24 @@ pub(super) async fn delete(conn: &mut Object, id: &str) -> Result<bool, StoreErr
     // Locked against saves continuing from it (see SAVE). Every statement
     // after this one sees the successors committed before the lock.
     let found = tx
-        .query_opt("SELECT 1 FROM responses WHERE id = $1 FOR UPDATE", &[&id])
+        .query_opt(
+            "SELECT 1 FROM responses WHERE id = $1 AND tenant = $2 FOR UPDATE",
+            &[&id, &tenant],
+        )
         .await
         .map_err(backend)?;
     // Its stream events and live row go whatever else there is.
-    tx.execute("DELETE FROM response_events WHERE response_id = $1", &[&id])
-        .await
-        .map_err(backend)?;
+    tx.execute(
+        "DELETE FROM response_events WHERE response_id = $1 AND tenant = $2",
+        &[&id, &tenant],
+    )
+    .await
+    .map_err(backend)?;
     let live = tx
-        .execute("DELETE FROM live_runs WHERE id = $1", &[&id])
+        .execute(
+            "DELETE FROM live_runs WHERE id = $1 AND tenant = $2",
+            &[&id, &tenant],
+        )
         .await
         .map_err(backend)?;
     if found.is_none() {
