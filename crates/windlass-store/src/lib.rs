@@ -23,6 +23,6 @@ mod sqlite;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{is_postgres_url, PgCancelBus, PgOptions, PgStore};
+pub use postgres::{is_postgres_url, PgCancelBus, PgOptions, PgQuota, PgStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore};

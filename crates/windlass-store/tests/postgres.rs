@@ -1,13 +1,18 @@
-//! Postgres specifics beyond the shared contract (tests/semantics.rs):
-//! replicas migrating at once, and several stores (replicas) on one
-//! database seeing each other's writes. Skipped when `WINDLASS_TEST_PG` is
+//! Postgres specifics beyond the shared contracts (tests/semantics.rs,
+//! runs.rs, tenancy.rs): replicas migrating at once, several stores
+//! (replicas) on one database seeing each other's writes, and quotas
+//! shared by replicas. Skipped when `WINDLASS_TEST_PG` is
 //! unset; `scripts/postgres.sh` sets it.
 #![cfg(feature = "postgres")]
 
 mod common;
 
 use common::{pg_schema_url, transcript, Turn};
-use windlass_engine::{ResponseStore, DEFAULT_TENANT};
+use std::time::Duration;
+
+use windlass_engine::{
+    QuotaCounter, QuotaKind, QuotaLimits, QuotaSubject, QuotaVerdict, ResponseStore, DEFAULT_TENANT,
+};
 use windlass_store::PgStore;
 
 /// Eight replicas start at once on an empty database: every one opens, and
@@ -37,7 +42,7 @@ async fn concurrent_starts_migrate_once() {
         )
         .await
         .expect("migrations");
-    assert_eq!(rows.len(), 3, "every known migration applied");
+    assert_eq!(rows.len(), 4, "every known migration applied");
     for row in rows {
         let count: i64 = row.get(1);
         assert_eq!(count, 1);
@@ -89,4 +94,72 @@ async fn sslmode_require_is_refused() {
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("sslmode=require"), "{err}");
+}
+
+fn limits(rpm: Option<u64>, tpm: Option<u64>) -> QuotaLimits {
+    QuotaLimits {
+        requests_per_minute: rpm,
+        tokens_per_minute: tpm,
+    }
+}
+
+/// Two replicas (two stores, two pools) spend one budget: three requests a
+/// minute in all, whichever replica admits them; a refusal takes nothing
+/// from the other subjects; token debt charged on one refuses on the other.
+#[tokio::test]
+async fn replicas_share_quotas() {
+    let Some(url) = pg_schema_url().await else {
+        return;
+    };
+    let a = PgStore::open(&url).await.expect("open a").quota();
+    let b = PgStore::open(&url).await.expect("open b").quota();
+    let tenant = (QuotaSubject::tenant("acme"), limits(Some(3), None));
+    let key = (QuotaSubject::key("alice"), limits(Some(100), None));
+
+    for counter in [&a, &b, &a] {
+        let verdict = counter.admit(&[tenant.clone()]).await.expect("admit");
+        assert_eq!(verdict, QuotaVerdict::Allowed);
+    }
+    let refused = b
+        .admit(&[key.clone(), tenant.clone()])
+        .await
+        .expect("admit");
+    match refused {
+        QuotaVerdict::Refused {
+            subject,
+            kind,
+            limit,
+            retry_after,
+        } => {
+            assert_eq!(subject, tenant.0);
+            assert_eq!(kind, QuotaKind::Requests);
+            assert_eq!(limit, 3);
+            assert!(retry_after >= Duration::from_secs(1));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // All or nothing: the key's bucket was not touched by the refusal, so it
+    // still holds 100 (a 100-request key admits 100 more alone).
+    for _ in 0..100 {
+        assert_eq!(
+            a.admit(&[key.clone()]).await.expect("admit"),
+            QuotaVerdict::Allowed
+        );
+    }
+    assert!(matches!(
+        a.admit(&[key.clone()]).await.expect("admit"),
+        QuotaVerdict::Refused { .. }
+    ));
+
+    // Token debt: charged on A, refused on B.
+    let tokens = (QuotaSubject::tenant("globex"), limits(None, Some(100)));
+    assert_eq!(
+        b.admit(&[tokens.clone()]).await.expect("admit"),
+        QuotaVerdict::Allowed
+    );
+    a.charge(&[tokens.clone()], 250).await.expect("charge");
+    match b.admit(&[tokens.clone()]).await.expect("admit") {
+        QuotaVerdict::Refused { kind, .. } => assert_eq!(kind, QuotaKind::Tokens),
+        other => panic!("expected a token refusal, got {other:?}"),
+    }
 }

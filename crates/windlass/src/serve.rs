@@ -57,10 +57,13 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         .policy(governed.policy)
         .config(settings.engine)
         .build();
-    let state = AppState::new(engine, settings.server)
+    let mut state = AppState::new(engine, settings.server)
         .with_mcp(Arc::new(McpView(mcp.clone())))
         .with_runs(opened.runs)
         .with_cancel_bus(opened.cancel_bus);
+    if let Some(quota) = opened.quota {
+        state = state.with_quota(quota);
+    }
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
         .map_err(|source| ServeError::Listen {

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use windlass_engine::{CancelBus, LocalCancelBus, ResponseStore, RunStore, StoreError};
+use windlass_engine::{
+    CancelBus, LocalCancelBus, QuotaCounter, ResponseStore, RunStore, StoreError,
+};
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
 /// The store (one database behind both ports: a final save replaces the
@@ -12,6 +14,9 @@ pub struct OpenedStore {
     pub store: Arc<dyn ResponseStore>,
     pub runs: Arc<dyn RunStore>,
     pub cancel_bus: Arc<dyn CancelBus>,
+    /// Quotas counted in the database (shared by replicas); `None`: the
+    /// server's in-process counter.
+    pub quota: Option<Arc<dyn QuotaCounter>>,
 }
 
 pub async fn open_store(
@@ -23,6 +28,7 @@ pub async fn open_store(
         let store = Arc::new(PgStore::open_with(db, pg.clone()).await?);
         let bus = store.cancel_bus().await?;
         return Ok(OpenedStore {
+            quota: Some(Arc::new(store.quota())),
             store: store.clone(),
             runs: store,
             cancel_bus: Arc::new(bus),
@@ -33,6 +39,7 @@ pub async fn open_store(
         store: store.clone(),
         runs: store,
         cancel_bus: Arc::new(LocalCancelBus),
+        quota: None,
     })
 }
 

@@ -1,7 +1,8 @@
 //! Two real `windlass serve` processes on one Postgres database: what one
 //! creates the other serves and continues, and a cancel sent to one stops
 //! a run that is live on the other (LISTEN/NOTIFY cancel bus), and a run
-//! whose replica is killed ends failed once its lease expires. Skipped when
+//! whose replica is killed ends failed once its lease expires; quotas are
+//! shared. Skipped when
 //! `WINDLASS_TEST_PG` is unset; `scripts/test.sh` sets it.
 
 mod replica_support;
@@ -196,4 +197,57 @@ where
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The default tenant may make two requests a minute: two replicas on one
+/// database share that budget (Postgres quota buckets), so the third
+/// request is refused whichever replica it reaches, with `Retry-After`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_share_one_quota() {
+    let Some(db) = pg_schema_url().await else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("windlass-quota-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let config = dir.join("windlass.toml");
+    std::fs::write(
+        &config,
+        "[server.tenants.default]\nrequests_per_minute = 2\n",
+    )
+    .expect("write config");
+    let config = config.to_str().expect("utf-8 path").to_owned();
+    let upstream = FakeUpstream::start().await;
+    let extra = ["--config", config.as_str()];
+    let a = Replica::start(&db, &upstream.base_url(), &extra).await;
+    let b = Replica::start(&db, &upstream.base_url(), &extra).await;
+
+    upstream.set_default(Reply::text("hello"));
+    let body = json!({"model": "m", "input": "hi"});
+    let (status, first) = a.post("/v1/responses", &body).await;
+    assert_eq!(status, 200, "{first}");
+    let (status, second) = b.post("/v1/responses", &body).await;
+    assert_eq!(status, 200, "{second}");
+    for replica in [&a, &b] {
+        let resp = replica
+            .client
+            .post(replica.url("/v1/responses"))
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(resp.status().as_u16(), 429);
+        let retry: u64 = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .expect("Retry-After seconds");
+        assert!(retry >= 1);
+    }
+    assert_eq!(
+        upstream.request_count(),
+        2,
+        "refused requests cost nothing upstream"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,6 +11,7 @@
 
 mod cancel;
 mod migrate;
+mod quota;
 mod read;
 mod runs;
 mod write;
@@ -24,6 +25,7 @@ use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, StoreEr
 use windlass_protocol::{Item, ResponseResource};
 
 pub use cancel::PgCancelBus;
+pub use quota::PgQuota;
 
 /// Reference sections, in transcript order.
 pub(crate) const HISTORY: i16 = 0;
@@ -96,13 +98,19 @@ impl PgStore {
         PgCancelBus::start(self.config.clone(), self.pool.clone()).await
     }
 
+    /// Request and token budgets kept in this database, shared by every
+    /// replica using it.
+    pub fn quota(&self) -> PgQuota {
+        PgQuota::new(self.pool.clone())
+    }
+
     /// Empties every table (benchmarks start each run from an empty
     /// database). Never called by the server.
     pub async fn truncate_for_bench(&self) -> Result<(), StoreError> {
         let conn = self.conn().await?;
         conn.batch_execute(
             "TRUNCATE response_items, response_traces, responses, items, \
-             live_runs, response_events",
+             live_runs, response_events, quota_buckets",
         )
         .await
         .map_err(backend)
