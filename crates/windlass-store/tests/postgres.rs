@@ -117,7 +117,10 @@ async fn replicas_share_quotas() {
     let key = (QuotaSubject::key("alice"), limits(Some(100), None));
 
     for counter in [&a, &b, &a] {
-        let verdict = counter.admit(&[tenant.clone()]).await.expect("admit");
+        let verdict = counter
+            .admit(std::slice::from_ref(&tenant))
+            .await
+            .expect("admit");
         assert_eq!(verdict, QuotaVerdict::Allowed);
     }
     let refused = b
@@ -142,23 +145,25 @@ async fn replicas_share_quotas() {
     // still holds 100 (a 100-request key admits 100 more alone).
     for _ in 0..100 {
         assert_eq!(
-            a.admit(&[key.clone()]).await.expect("admit"),
+            a.admit(std::slice::from_ref(&key)).await.expect("admit"),
             QuotaVerdict::Allowed
         );
     }
     assert!(matches!(
-        a.admit(&[key.clone()]).await.expect("admit"),
+        a.admit(std::slice::from_ref(&key)).await.expect("admit"),
         QuotaVerdict::Refused { .. }
     ));
 
     // Token debt: charged on A, refused on B.
     let tokens = (QuotaSubject::tenant("globex"), limits(None, Some(100)));
     assert_eq!(
-        b.admit(&[tokens.clone()]).await.expect("admit"),
+        b.admit(std::slice::from_ref(&tokens)).await.expect("admit"),
         QuotaVerdict::Allowed
     );
-    a.charge(&[tokens.clone()], 250).await.expect("charge");
-    match b.admit(&[tokens.clone()]).await.expect("admit") {
+    a.charge(std::slice::from_ref(&tokens), 250)
+        .await
+        .expect("charge");
+    match b.admit(std::slice::from_ref(&tokens)).await.expect("admit") {
         QuotaVerdict::Refused { kind, .. } => assert_eq!(kind, QuotaKind::Tokens),
         other => panic!("expected a token refusal, got {other:?}"),
     }
