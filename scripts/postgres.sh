@@ -74,9 +74,11 @@ trap cleanup EXIT
 
 as_pg "$bindir/initdb" -D "$tmp/data" -U windlass -A trust -E UTF8 --no-sync >"$tmp/initdb.log" 2>&1 ||
   { cat "$tmp/initdb.log" >&2; exit 1; }
-# fsync off: a test cluster, thrown away afterwards.
+# fsync off by default: a test cluster, thrown away afterwards
+# (WINDLASS_PG_FSYNC=on for benchmarks that should pay for durability).
+fsync=${WINDLASS_PG_FSYNC:-off}
 as_pg "$bindir/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w -t 60 \
-  -o "-p $port -k $tmp/sock -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" \
+  -o "-p $port -k $tmp/sock -c listen_addresses=127.0.0.1 -c fsync=$fsync -c max_connections=300" \
   start >/dev/null ||
   { cat "$tmp/server.log" >&2; exit 1; }
 
