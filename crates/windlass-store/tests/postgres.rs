@@ -114,7 +114,7 @@ async fn replicas_share_quotas() {
     let a = PgStore::open(&url).await.expect("open a").quota();
     let b = PgStore::open(&url).await.expect("open b").quota();
     let tenant = (QuotaSubject::tenant("acme"), limits(Some(3), None));
-    let key = (QuotaSubject::key("alice"), limits(Some(100), None));
+    let key = (QuotaSubject::key("alice"), limits(Some(2), None));
 
     for counter in [&a, &b, &a] {
         let verdict = counter
@@ -142,8 +142,8 @@ async fn replicas_share_quotas() {
         other => panic!("expected a refusal, got {other:?}"),
     }
     // All or nothing: the key's bucket was not touched by the refusal, so it
-    // still holds 100 (a 100-request key admits 100 more alone).
-    for _ in 0..100 {
+    // still holds its 2 requests (it refills one every 30 s).
+    for _ in 0..2 {
         assert_eq!(
             a.admit(std::slice::from_ref(&key)).await.expect("admit"),
             QuotaVerdict::Allowed
@@ -167,4 +167,32 @@ async fn replicas_share_quotas() {
         QuotaVerdict::Refused { kind, .. } => assert_eq!(kind, QuotaKind::Tokens),
         other => panic!("expected a token refusal, got {other:?}"),
     }
+}
+
+/// Retention: responses created before the cut go, newest first, and a
+/// newer response continuing from them keeps its whole history.
+#[tokio::test]
+async fn prune_keeps_survivors_whole() {
+    let Some(url) = pg_schema_url().await else {
+        return;
+    };
+    let store = PgStore::open(&url).await.expect("open");
+    let mut t1 = Turn::new("p1", None, 1, 1);
+    let mut t2 = Turn::new("p2", Some("p1"), 1, 1);
+    let mut t3 = Turn::new("p3", Some("p2"), 1, 1);
+    for (t, at) in [(&mut t1, 100), (&mut t2, 200), (&mut t3, 300)] {
+        t.resource.created_at = at;
+        t.save(&store).await;
+    }
+    assert_eq!(store.prune_before(250).await.expect("prune"), 2);
+    assert_eq!(store.get(DEFAULT_TENANT, "p1").await.expect("get"), None);
+    assert_eq!(store.get(DEFAULT_TENANT, "p2").await.expect("get"), None);
+    assert_eq!(
+        store
+            .load_context(DEFAULT_TENANT, "p3")
+            .await
+            .expect("load"),
+        Some(transcript(&[&t1, &t2, &t3]))
+    );
+    assert_eq!(store.prune_before(250).await.expect("prune"), 0);
 }

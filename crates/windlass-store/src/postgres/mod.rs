@@ -104,6 +104,36 @@ impl PgStore {
         PgQuota::new(self.pool.clone())
     }
 
+    /// Retention, across every tenant: deletes the responses created before
+    /// `created_before` (Unix seconds), newest first, each like a delete (so
+    /// a newer response continuing from a pruned one keeps its whole
+    /// history, and items go once nothing references them). Returns how
+    /// many were deleted.
+    pub async fn prune_before(&self, created_before: u64) -> Result<u64, StoreError> {
+        let before = i64::try_from(created_before).unwrap_or(i64::MAX);
+        let mut conn = self.conn().await?;
+        let mut deleted = 0;
+        loop {
+            let batch = conn
+                .query(
+                    "SELECT id, tenant FROM responses WHERE created_at < $1 \
+                     ORDER BY created_at DESC, id DESC LIMIT 100",
+                    &[&before],
+                )
+                .await
+                .map_err(backend)?;
+            if batch.is_empty() {
+                return Ok(deleted);
+            }
+            for row in batch {
+                let (id, tenant): (String, String) = (row.get(0), row.get(1));
+                if write::delete(&mut conn, &tenant, &id).await? {
+                    deleted += 1;
+                }
+            }
+        }
+    }
+
     /// Empties every table (benchmarks start each run from an empty
     /// database). Never called by the server.
     pub async fn truncate_for_bench(&self) -> Result<(), StoreError> {
