@@ -15,7 +15,9 @@ fi
 
 cargo build --workspace --bins
 ./scripts/mcp-fixtures.sh
-cargo test --workspace
+# A throwaway Postgres (WINDLASS_TEST_PG) for the Postgres store, replica
+# and cancel-bus tests; installs Debian's postgresql when missing.
+./scripts/postgres.sh cargo test --workspace
 
 ./scripts/client-fixtures.sh
 (cd tests/python && ../../.venv-test/bin/python -m pytest -q)

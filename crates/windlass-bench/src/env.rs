@@ -1,5 +1,6 @@
 //! The bench environment: one fake upstream, and Windlass in front of it on
-//! its own tokio runtime (threads named `windlass-rt*`) with a temp SQLite file.
+//! its own tokio runtime (threads named `windlass-rt*`) with a temp SQLite file
+//! or, with `--db postgres://...`, a Postgres database.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,7 +13,7 @@ use tokio::task::JoinHandle;
 use windlass_engine::{Engine, EngineConfig, ResponseStore};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
 use windlass_server::{AppState, ServerConfig};
-use windlass_store::SqliteStore;
+use windlass_store::{PgStore, SqliteStore};
 use windlass_testkit::{FakeUpstream, MockBehavior, MockExecutor};
 
 use crate::Settings;
@@ -38,7 +39,7 @@ pub struct Bench {
     /// `POST` URL of the upstream's chat completions through a bare TCP
     /// relay on Windlass's runtime (see `relay.rs`).
     pub relay_url: Arc<str>,
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<dyn ResponseStore>,
     /// The engine's `tool_concurrency` in this run.
     pub tool_concurrency: usize,
     /// The runtime Windlass runs on.
@@ -59,6 +60,25 @@ fn temp_db() -> PathBuf {
     ))
 }
 
+/// The temp SQLite file, or the Postgres database at `pg` emptied first
+/// (so each run starts from the same state).
+async fn open_store(sqlite: &str, pg: Option<&str>) -> Result<Arc<dyn ResponseStore>, String> {
+    let Some(url) = pg else {
+        let store = SqliteStore::open(sqlite)
+            .await
+            .map_err(|e| format!("sqlite store: {e}"))?;
+        return Ok(Arc::new(store));
+    };
+    let store = PgStore::open(url)
+        .await
+        .map_err(|e| format!("postgres store: {e}"))?;
+    store
+        .truncate_for_bench()
+        .await
+        .map_err(|e| format!("postgres store: {e}"))?;
+    Ok(Arc::new(store))
+}
+
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
@@ -77,6 +97,7 @@ impl Bench {
         upstream.set_record_requests(false);
         let db = temp_db();
         let db_str = db.to_str().ok_or("temp path is not UTF-8")?.to_owned();
+        let pg_url = s.db.clone();
         let mut pcfg = ChatProviderConfig::new(upstream.base_url());
         pcfg.max_retries = 0;
         pcfg.first_byte_timeout = PROVIDER_TIMEOUT;
@@ -114,13 +135,8 @@ impl Bench {
                 let provider = Arc::new(
                     ChatCompletionsProvider::new(pcfg).map_err(|e| format!("provider: {e}"))?,
                 );
-                let store = Arc::new(
-                    SqliteStore::open(&db_str)
-                        .await
-                        .map_err(|e| format!("sqlite store: {e}"))?,
-                );
-                let dyn_store: Arc<dyn ResponseStore> = store.clone();
-                let engine = Engine::builder(provider, dyn_store)
+                let store = open_store(&db_str, pg_url.as_deref()).await?;
+                let engine = Engine::builder(provider, store.clone())
                     .config(engine_cfg)
                     .executor(mock.arc())
                     .build();

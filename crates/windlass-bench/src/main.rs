@@ -114,6 +114,11 @@ pub struct Args {
     /// separate the cost of persistence from the rest.
     #[arg(long)]
     pub unstored: bool,
+    /// Store responses in this Postgres database (postgres://...) instead
+    /// of a temp SQLite file. Its tables are emptied first (point it at a
+    /// scratch database).
+    #[arg(long, env = "WINDLASS_BENCH_DB")]
+    pub db: Option<String>,
 }
 
 /// Resolved settings.
@@ -139,6 +144,8 @@ pub struct Settings {
     pub store: bool,
     /// How long the idle scenario waits for the upstream streams to be released.
     pub release_timeout: Duration,
+    /// A Postgres URL; `None`: a temp SQLite file.
+    pub db: Option<String>,
 }
 
 impl Settings {
@@ -174,6 +181,7 @@ impl Settings {
             windlass_nodelay: a.windlass_nodelay,
             store: !a.unstored,
             release_timeout: Duration::from_secs(if a.quick { 1 } else { 5 }),
+            db: a.db.clone(),
         }
     }
 }

@@ -77,6 +77,8 @@ impl Engine {
         d.out
             .emit_snapshot(|response| EventData::Created { response })
             .await;
+        // A queued (background) response starts running now.
+        d.out.response.status = windlass_protocol::ResponseStatus::InProgress;
         d.out
             .emit_snapshot(|response| EventData::InProgress { response })
             .await;

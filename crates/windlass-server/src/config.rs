@@ -62,6 +62,8 @@ pub struct ServerConfig {
     /// Host names (besides loopback names) accepted in `Host` when listening
     /// on loopback, against DNS rebinding.
     pub allowed_hosts: Vec<String>,
+    /// Background mode (`[server.background]`).
+    pub background: crate::runs::BackgroundConfig,
     /// Budgets per tenant (`[server.tenants.<name>]`), shared by its keys.
     pub tenants: HashMap<String, QuotaLimits>,
 }
@@ -77,6 +79,7 @@ impl Default for ServerConfig {
             connections: ConnectionLimits::default(),
             cors_allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
+            background: crate::runs::BackgroundConfig::default(),
             tenants: HashMap::new(),
         }
     }
@@ -111,6 +114,8 @@ pub struct ServerFile {
     pub allowed_hosts: Vec<String>,
     #[serde(default)]
     pub limits: RequestLimits,
+    #[serde(default)]
+    pub background: crate::runs::BackgroundConfig,
     #[serde(default)]
     pub tenants: BTreeMap<String, TenantFile>,
 }
@@ -183,6 +188,12 @@ impl ServerFile {
         c.limits = self.limits;
         c.cors_allowed_origins = self.cors_allowed_origins;
         c.allowed_hosts = self.allowed_hosts;
+        if self.background.workers == 0 || self.background.lease_ms < 300 {
+            return Err(SettingsError::Invalid(
+                "background.workers must be at least 1 and background.lease_ms at least 300".into(),
+            ));
+        }
+        c.background = self.background;
         c.tenants = self
             .tenants
             .into_iter()

@@ -9,13 +9,14 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
-use windlass_engine::NoEvents;
+use windlass_engine::{NoEvents, PreparedRun};
 use windlass_protocol::CreateResponseRequest;
 
 use crate::client_tools_status;
 use crate::error::ApiError;
 use crate::in_place::InPlace;
 use crate::keys::AuthedKey;
+use crate::runs::{self, log::EventLog};
 use crate::sse::SseBody;
 use crate::tenant::Tenant;
 use crate::AppState;
@@ -34,26 +35,51 @@ pub async fn create_response(
     // Before anything runs: a refused request costs nothing upstream.
     let charge = crate::quota_gate::admit(&app, authed, tenant.as_str()).await?;
     crate::consistency::previous_not_running(&app, tenant.as_str(), &req)?;
-    let mut prepared = app.engine.prepare_for(tenant.as_str(), req).await?;
-    prepared.set_client_tools_status(client_tools_status::effective(
+    let status = client_tools_status::effective(
         header_status,
         authed.and_then(|k| k.client_tools_status),
         app.engine.config().client_tools_status,
-    ));
+    );
     // The key's name is who the policy (governance) sees as the caller.
-    prepared.set_principal(key.map(|Extension(k)| k.name));
+    let principal = key.map(|Extension(k)| k.name);
+    let resume = match req.background {
+        Some(true) => runs::resume_blob(&req, principal.as_deref(), status),
+        _ => None,
+    };
+    let mut prepared = app.engine.prepare_for(tenant.as_str(), req).await?;
+    prepared.set_client_tools_status(status);
+    prepared.set_principal(principal);
+    if prepared.background() {
+        return background(&app, prepared, resume).await;
+    }
     let cancel = CancellationToken::new();
-    let registration =
-        app.inflight
-            .register(prepared.tenant(), prepared.response(), cancel.clone());
+    // A stored stream keeps its events in memory while it runs, so a client
+    // can re-attach; they reach the store only if its client leaves early.
+    let log = (prepared.stream() && prepared.store())
+        .then(|| EventLog::new(prepared.tenant(), prepared.id(), false));
+    let registration = app.inflight.register_logged(
+        prepared.tenant(),
+        prepared.response(),
+        cancel.clone(),
+        log.clone(),
+    );
     let engine = app.engine.clone();
 
     if prepared.stream() {
-        let body = SseBody::new(
+        let runs = app.runs.clone();
+        let run_log = log.clone();
+        let body = SseBody::recording(
             app.config.sse_buffer_bytes,
             cancel.clone(),
+            log,
             |mut sink| async move {
                 let outcome = engine.run(prepared, &mut sink, cancel).await;
+                if let Some(log) = run_log {
+                    log.end();
+                    if let Some(runs) = runs {
+                        log.flush(runs.as_ref()).await;
+                    }
+                }
                 registration.finish(&outcome.response);
                 // Charged before `[DONE]`: the client's next request sees it.
                 charge.usage(&outcome.response).await;
@@ -84,6 +110,31 @@ pub async fn create_response(
         Some(f) => Err(ApiError::from(f)),
         None => Ok(Json(outcome.response).into_response()),
     }
+}
+
+/// `background: true`: recorded `queued` and handed to a worker; the answer
+/// is the queued response, or its stream (which keeps running, unlike a
+/// plain stream, when the client leaves).
+async fn background(
+    app: &AppState,
+    prepared: PreparedRun,
+    resume: Option<String>,
+) -> Result<Response, ApiError> {
+    let Some(runs) = app.runs.clone() else {
+        return Err(ApiError::invalid(
+            "Background mode is not available: this server keeps no live runs.",
+        )
+        .param("background"));
+    };
+    let stream = prepared.stream();
+    let tenant = prepared.tenant().to_owned();
+    let (response, log) = runs::start_background(app, runs, &tenant, prepared, resume).await?;
+    if stream {
+        return Ok(runs::resume::sse(
+            runs::resume::follow_log(log, None).boxed(),
+        ));
+    }
+    Ok(Json(response).into_response())
 }
 
 /// Parses the create body; a wrong-typed field is named in `param`.

@@ -6,11 +6,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use windlass_protocol::ResponseResource;
+use windlass_protocol::{ResponseResource, ResponseStatus};
+
+use crate::runs::log::EventLog;
 
 struct Entry {
     /// The owner tenant: to every other tenant the entry does not exist.
     tenant: String,
+    /// Its stream events, when the stream can be resumed.
+    log: Option<Arc<EventLog>>,
     cancel: CancellationToken,
     /// The response as it stood at the start, until the final one arrives.
     latest: watch::Receiver<Option<ResponseResource>>,
@@ -65,11 +69,23 @@ impl Inflight {
         start: &ResponseResource,
         cancel: CancellationToken,
     ) -> Registration {
+        self.register_logged(tenant, start, cancel, None)
+    }
+
+    /// [`register`](Self::register) with the run's event log, for resumers.
+    pub fn register_logged(
+        &self,
+        tenant: &str,
+        start: &ResponseResource,
+        cancel: CancellationToken,
+        log: Option<Arc<EventLog>>,
+    ) -> Registration {
         let (tx, rx) = watch::channel(None);
         self.map().insert(
             start.id.clone(),
             Entry {
                 tenant: tenant.to_owned(),
+                log,
                 cancel,
                 latest: rx,
                 start: start.clone(),
@@ -86,6 +102,24 @@ impl Inflight {
     pub fn snapshot(&self, tenant: &str, id: &str) -> Option<ResponseResource> {
         let map = self.map();
         owned(&map, tenant, id).map(|e| e.start.clone())
+    }
+
+    /// A queued (background) response started running.
+    pub fn set_status(&self, id: &str, status: ResponseStatus) {
+        if let Some(e) = self.map().get_mut(id) {
+            e.start.status = status;
+        }
+    }
+
+    /// The event log of `tenant`'s running response whose stream can be
+    /// resumed.
+    pub fn log(&self, tenant: &str, id: &str) -> Option<Arc<EventLog>> {
+        owned(&self.map(), tenant, id).and_then(|e| e.log.clone())
+    }
+
+    /// Every event log that persists (for the periodic flush).
+    pub fn logs(&self) -> Vec<Arc<EventLog>> {
+        self.map().values().filter_map(|e| e.log.clone()).collect()
     }
 
     pub fn contains(&self, tenant: &str, id: &str) -> bool {
@@ -107,10 +141,12 @@ impl Inflight {
 
     pub fn cancel_all(&self) -> usize {
         let map = self.map();
-        for e in map.values() {
+        let mut n = 0;
+        for e in map.values().filter(|e| !e.start.background) {
             e.cancel.cancel();
+            n += 1;
         }
-        map.len()
+        n
     }
 
     pub fn len(&self) -> usize {

@@ -18,7 +18,9 @@ mod mcp;
 mod meta;
 pub mod quota;
 mod quota_gate;
+mod remote;
 mod resources;
+pub mod runs;
 pub mod scopes;
 pub mod sse;
 pub mod tenant;
@@ -30,7 +32,8 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
-use windlass_engine::{Engine, QuotaCounter};
+use tokio_util::sync::CancellationToken;
+use windlass_engine::{CancelBus, Engine, LocalCancelBus, QuotaCounter, RunStore};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -53,12 +56,21 @@ pub struct AppState {
     pub keys: Arc<Result<KeyRing, KeyError>>,
     /// Listening on loopback only: `Host` must be a loopback name.
     pub loopback: bool,
+    /// Reaches responses running in other replicas (cancel, delete).
+    pub cancel_bus: Arc<dyn CancelBus>,
+    /// Live runs and stored stream events (background mode, stream
+    /// resume); normally the engine's response store. `None`: background
+    /// requests are refused.
+    pub runs: Option<Arc<dyn RunStore>>,
+    /// Background mode: this replica's id, leases and workers.
+    pub background: Arc<runs::Background>,
     /// Request/token budgets per key and tenant (in process by default).
     pub quota: Arc<dyn QuotaCounter>,
 }
 
 impl AppState {
     pub fn new(engine: Engine, config: ServerConfig) -> Self {
+        let background = Arc::new(runs::Background::new(&config.background));
         AppState {
             engine,
             inflight: Inflight::default(),
@@ -66,6 +78,9 @@ impl AppState {
             config: Arc::new(config),
             mcp: None,
             loopback: false,
+            cancel_bus: Arc::new(LocalCancelBus),
+            runs: None,
+            background,
             quota: Arc::new(InProcessQuota::new()),
         }
     }
@@ -73,6 +88,25 @@ impl AppState {
     /// Counts quotas in `counter` (e.g. shared by replicas through Postgres).
     pub fn with_quota(mut self, counter: Arc<dyn QuotaCounter>) -> Self {
         self.quota = counter;
+        self
+    }
+
+    /// Shares cancels with the other replicas on `bus`: cancels published
+    /// there stop this process's runs, and cancels of responses not running
+    /// here are published.
+    pub fn with_cancel_bus(mut self, bus: Arc<dyn CancelBus>) -> Self {
+        let inflight = self.inflight.clone();
+        bus.subscribe(Arc::new(move |tenant: &str, id: &str| {
+            inflight.cancel(tenant, id).is_some()
+        }));
+        self.cancel_bus = bus;
+        self
+    }
+
+    /// Keeps live runs and stream events in `runs` (the same store as the
+    /// engine's, so a final save replaces the live row).
+    pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
+        self.runs = Some(runs);
         self
     }
 
@@ -118,6 +152,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     state.loopback = listener.local_addr()?.ip().is_loopback();
+    let keeper = CancellationToken::new();
+    if let Some(store) = state.runs.clone() {
+        tokio::spawn(runs::keep_leases(state.clone(), store, keeper.clone()));
+    }
+    let _stop_keeper = keeper.drop_guard();
     let inflight = state.inflight.clone();
     let limits = state.config.connections.clone();
     let app = router(state);

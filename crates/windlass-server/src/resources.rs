@@ -5,14 +5,16 @@ use std::time::Duration;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use windlass_engine::{PageRequest, SortOrder, Trace};
 use windlass_protocol::{DeletedResponse, Item, ItemList, ResponseResource};
 
 use crate::error::ApiError;
+use crate::runs::resume::resume_stream;
 use crate::tenant::Tenant;
-use crate::AppState;
+use crate::{remote, AppState};
 
 /// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
 /// gets the OpenAI error shape like any other bad input.
@@ -41,18 +43,42 @@ fn path_error(e: &PathRejection) -> ApiError {
 /// Longest wait for a running response to stop on cancel or delete.
 const STOP_WAIT: Duration = Duration::from_secs(30);
 
+/// The query of `GET /v1/responses/{id}`.
+#[derive(Debug, Deserialize)]
+pub struct GetQuery {
+    /// Stream the response's events instead (see `runs/resume.rs`).
+    #[serde(default)]
+    stream: Option<bool>,
+    /// With `stream`: only events numbered above this one.
+    #[serde(default)]
+    starting_after: Option<u64>,
+}
+
+/// A stored response; a running one as it stands (this process's snapshot,
+/// or the live row of a background response running elsewhere); or, with
+/// `stream=true`, its event stream from `starting_after` on.
 pub async fn get_response(
     State(app): State<AppState>,
     tenant: Tenant,
     ResponseId(id): ResponseId,
-) -> Result<Json<ResponseResource>, ApiError> {
-    if let Some(r) = app.engine.store().get(tenant.as_str(), &id).await? {
-        return Ok(Json(r));
+    query: Result<Query<GetQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
+    if q.stream == Some(true) {
+        return resume_stream(&app, tenant.as_str(), &id, q.starting_after).await;
     }
-    app.inflight
-        .snapshot(tenant.as_str(), &id)
-        .map(Json)
-        .ok_or_else(|| ApiError::not_found("Response", &id))
+    if let Some(r) = app.engine.store().get(tenant.as_str(), &id).await? {
+        return Ok(Json(r).into_response());
+    }
+    if let Some(r) = app.inflight.snapshot(tenant.as_str(), &id) {
+        return Ok(Json(r).into_response());
+    }
+    if let Some(runs) = &app.runs {
+        if let Some(live) = runs.get_live(tenant.as_str(), &id).await? {
+            return Ok(Json(live.response).into_response());
+        }
+    }
+    Err(ApiError::not_found("Response", &id))
 }
 
 /// `GET /v1/responses/{id}/trace`: the execution trace stored with a
@@ -91,7 +117,14 @@ pub async fn delete_response(
             wait_for_end(done).await?;
             true
         }
-        None => false,
+        // Not running here: maybe in another replica (not stored yet, or
+        // stored as still running).
+        None => match app.engine.store().get(tenant.as_str(), &id).await? {
+            Some(r) if r.status.is_terminal() => false,
+            _ => remote::stop_elsewhere(&app, tenant.as_str(), &id, STOP_WAIT)
+                .await?
+                .is_some(),
+        },
     };
     // A running response with `store: false` has nothing stored to delete.
     if app.engine.store().delete(tenant.as_str(), &id).await? || was_running {
@@ -176,14 +209,38 @@ pub async fn cancel_response(
     if let Some(done) = app.inflight.cancel(tenant.as_str(), &id) {
         return wait_for_end(done).await.map(Json);
     }
-    match app.engine.store().get(tenant.as_str(), &id).await? {
-        Some(r) => Err(ApiError::invalid(format!(
-            "Cannot cancel a response with status '{}': only in-progress responses can be cancelled.",
-            r.status.as_str()
-        ))
-        .code("response_not_cancellable")),
+    let stored = app.engine.store().get(tenant.as_str(), &id).await?;
+    if let Some(r) = stored.as_ref().filter(|r| r.status.is_terminal()) {
+        return Err(not_cancellable(r));
+    }
+    // Unknown here, or live: maybe running in another replica.
+    if let Some(r) = remote::stop_elsewhere(&app, tenant.as_str(), &id, STOP_WAIT).await? {
+        return Ok(Json(r));
+    }
+    if let Some(runs) = &app.runs {
+        // Live, but no replica claims it: its replica died and the row
+        // waits for its lease to expire and be recovered.
+        if runs.get_live(tenant.as_str(), &id).await?.is_some() {
+            return Err(ApiError::new(
+                axum::http::StatusCode::CONFLICT,
+                "invalid_request_error",
+                "This response's server process is not answering; retry once it has been recovered.",
+            )
+            .code("response_running_elsewhere"));
+        }
+    }
+    match stored {
+        Some(r) => Err(not_cancellable(&r)),
         None => Err(ApiError::not_found("Response", &id)),
     }
+}
+
+fn not_cancellable(r: &ResponseResource) -> ApiError {
+    ApiError::invalid(format!(
+        "Cannot cancel a response with status '{}': only in-progress responses can be cancelled.",
+        r.status.as_str()
+    ))
+    .code("response_not_cancellable")
 }
 
 /// The final state of a cancelled run, once it has ended (and been saved).

@@ -20,6 +20,7 @@ use windlass_engine::{EventSink, SinkClosed};
 use windlass_protocol::StreamEvent;
 
 use crate::in_place::InPlace;
+use crate::runs::log::EventLog;
 
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
 
@@ -46,6 +47,8 @@ pub struct SseSink {
     outbox: Shared,
     /// Past this many unread bytes, `send` waits for the client.
     limit: usize,
+    /// Keeps a copy of each event's JSON for stream resume.
+    log: Option<Arc<EventLog>>,
 }
 
 impl SseSink {
@@ -55,20 +58,31 @@ impl SseSink {
     }
 }
 
-/// Writes one frame at the end of `buf`.
-fn frame_into(buf: &mut BytesMut, event: &StreamEvent) {
+/// Writes one frame at the end of `buf`; returns where its JSON starts.
+fn frame_into(buf: &mut BytesMut, event: &StreamEvent) -> Option<usize> {
     let kind = event.event_type();
     let start = buf.len();
     buf.extend_from_slice(b"event: ");
     buf.extend_from_slice(kind.as_bytes());
     buf.extend_from_slice(b"\ndata: ");
+    let json = buf.len();
     if let Err(e) = serde_json::to_writer(buf.writer(), event) {
         // Serializing our own types cannot fail; if it ever does, say so and
         // drop the partial frame rather than break the stream's framing.
         tracing::error!(event = kind, error = %e, "cannot serialize a stream event");
         buf.truncate(start);
-        return;
+        return None;
     }
+    buf.extend_from_slice(b"\n\n");
+    Some(json)
+}
+
+/// Frames an already serialized event (a replayed one).
+pub fn frame_json(buf: &mut BytesMut, kind: &str, json: &str) {
+    buf.extend_from_slice(b"event: ");
+    buf.extend_from_slice(kind.as_bytes());
+    buf.extend_from_slice(b"\ndata: ");
+    buf.extend_from_slice(json.as_bytes());
     buf.extend_from_slice(b"\n\n");
 }
 
@@ -83,6 +97,14 @@ impl EventSink for SseSink {
         std::future::poll_fn(|cx| {
             let mut outbox = lock(&self.outbox);
             if outbox.closed {
+                // A resumable stream keeps its events to the end (the run
+                // is cancelled by the body's drop, not by this error).
+                if let (Some(log), Some(event)) = (&self.log, event.take()) {
+                    if let Ok(json) = serde_json::to_string(&event) {
+                        log.push(event.sequence_number, json);
+                    }
+                    return Poll::Ready(Ok(()));
+                }
                 return Poll::Ready(Err(SinkClosed));
             }
             if outbox.buf.len() >= self.limit {
@@ -90,7 +112,15 @@ impl EventSink for SseSink {
                 return Poll::Pending;
             }
             if let Some(event) = event.take() {
-                frame_into(&mut outbox.buf, &event);
+                let json = frame_into(&mut outbox.buf, &event);
+                if let (Some(log), Some(at)) = (&self.log, json) {
+                    // The JSON just framed, without the closing blank line.
+                    let bytes = &outbox.buf[at..outbox.buf.len() - 2];
+                    log.push(
+                        event.sequence_number,
+                        String::from_utf8_lossy(bytes).into_owned(),
+                    );
+                }
             }
             Poll::Ready(Ok(()))
         })
@@ -102,6 +132,7 @@ impl EventSink for SseSink {
 pub struct SseBody {
     run: InPlace<()>,
     outbox: Shared,
+    log: Option<Arc<EventLog>>,
 }
 
 impl SseBody {
@@ -112,14 +143,32 @@ impl SseBody {
         F: FnOnce(SseSink) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        SseBody::recording(limit, cancel, None, start)
+    }
+
+    /// [`new`](Self::new), keeping every event in `log` too; a client that
+    /// leaves before the end makes the log persist, so the stream can be
+    /// resumed from the store.
+    pub fn recording<F, Fut>(
+        limit: usize,
+        cancel: CancellationToken,
+        log: Option<Arc<EventLog>>,
+        start: F,
+    ) -> SseBody
+    where
+        F: FnOnce(SseSink) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
         let outbox = Shared::default();
         let sink = SseSink {
             outbox: outbox.clone(),
             limit: limit.max(1),
+            log: log.clone(),
         };
         SseBody {
             run: InPlace::new(start(sink), cancel),
             outbox,
+            log,
         }
     }
 }
@@ -151,6 +200,11 @@ impl Drop for SseBody {
     /// Sends fail from now on; an unfinished run is moved off by `InPlace`.
     fn drop(&mut self) {
         lock(&self.outbox).closed = true;
+        if let Some(log) = &self.log {
+            if !self.run.is_finished() {
+                log.persist();
+            }
+        }
     }
 }
 

@@ -119,12 +119,14 @@ pub(crate) fn decode_resource(
 
 /// Database failures are backend failures. Callers that must tell a specific
 /// failure apart (a duplicate response id) inspect the error before this.
+#[cfg(feature = "sqlite")]
 pub(crate) fn backend(err: rusqlite::Error) -> StoreError {
     StoreError::Backend(err.to_string())
 }
 
 /// A UNIQUE or PRIMARY KEY constraint failed (rusqlite turns on extended
 /// result codes, so the exact constraint kind is known).
+#[cfg(feature = "sqlite")]
 pub(crate) fn is_unique_violation(err: &rusqlite::Error) -> bool {
     use rusqlite::ffi;
     matches!(

@@ -1,7 +1,9 @@
 //! Response persistence for Windlass.
 //!
-//! Two implementations of [`windlass_engine::ResponseStore`] with the same
-//! semantics: [`SqliteStore`] for real deployments (one WAL-mode file) and
+//! Three implementations of [`windlass_engine::ResponseStore`] with the same
+//! semantics: `SqliteStore` for one process (one WAL-mode file, feature
+//! `sqlite`), `PgStore` for several replicas sharing one Postgres database
+//! (feature `postgres`, with `PgCancelBus` for cancels across replicas), and
 //! [`MemoryStore`] for tests and setups that disable storage on disk.
 //!
 //! Both store every item once and let a response reference items by key: its
@@ -10,12 +12,17 @@
 //! so long chains stay cheap to save and load, and deleting a response in the
 //! middle of a chain leaves its successors intact.
 
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod codec;
 mod memory;
+mod memory_runs;
+#[cfg(feature = "postgres")]
+mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{is_postgres_url, PgCancelBus, PgOptions, PgQuota, PgStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore};

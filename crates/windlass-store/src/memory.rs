@@ -5,7 +5,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use windlass_engine::{
-    ItemPage, NewResponse, PageRequest, ResponseStore, SortOrder, StoreError, Trace,
+    ItemPage, LiveRecord, NewResponse, PageRequest, ResponseStore, SortOrder, StoreError,
+    StoredEvent, Trace,
 };
 use windlass_protocol::{Item, ResponseResource};
 
@@ -19,7 +20,7 @@ pub struct MemoryStore {
 /// responses holding ordered keys. Reference counts stand in for the
 /// "still referenced?" query that garbage-collects items.
 #[derive(Debug, Default)]
-struct Inner {
+pub(crate) struct Inner {
     next_key: u64,
     items: HashMap<u64, StoredItem>,
     /// Public id -> keys of the items carrying it; the last is the newest.
@@ -27,6 +28,10 @@ struct Inner {
     responses: HashMap<String, StoredResponse>,
     /// Execution traces by response id, removed with the response.
     traces: HashMap<String, Trace>,
+    /// Responses that have not ended (see `memory_runs.rs`).
+    pub(crate) live: HashMap<String, LiveRecord>,
+    /// Stored stream events by response id, with their tenant.
+    pub(crate) events: HashMap<String, (String, Vec<StoredEvent>)>,
 }
 
 #[derive(Debug)]
@@ -65,7 +70,7 @@ impl MemoryStore {
 
     /// A poisoned lock means a call panicked mid-update; report it as a
     /// backend failure instead of panicking again or trusting the state.
-    fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
+    pub(crate) fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
         self.inner
             .lock()
             .map_err(|_| StoreError::Backend("memory store lock poisoned".into()))
@@ -73,6 +78,10 @@ impl MemoryStore {
 }
 
 impl Inner {
+    pub(crate) fn is_stored(&self, id: &str) -> bool {
+        self.responses.contains_key(id)
+    }
+
     fn insert_item(&mut self, tenant: &str, item: &Item) -> u64 {
         let key = self.next_key;
         self.next_key += 1;
@@ -185,6 +194,7 @@ impl ResponseStore for MemoryStore {
             output,
         };
         inner.responses.insert(resource.id.clone(), stored);
+        inner.live.remove(&resource.id);
         if let Some(trace) = new.trace {
             inner.traces.insert(resource.id.clone(), trace.clone());
         }
@@ -241,10 +251,22 @@ impl ResponseStore for MemoryStore {
 
     async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {
         let mut inner = self.lock()?;
-        if inner.owned(tenant, id).is_none() {
-            return Ok(false);
+        // A live row and stream events of this tenant go too.
+        if inner
+            .events
+            .get(id)
+            .is_some_and(|(owner, _)| owner == tenant)
+        {
+            inner.events.remove(id);
         }
-        Ok(inner.remove(id))
+        let live = match inner.live.get(id) {
+            Some(row) if row.tenant == tenant => inner.live.remove(id).is_some(),
+            _ => false,
+        };
+        if inner.owned(tenant, id).is_none() {
+            return Ok(live);
+        }
+        Ok(inner.remove(id) || live)
     }
 
     async fn prune(&self, created_before: u64) -> Result<u64, StoreError> {

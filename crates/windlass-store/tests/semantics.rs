@@ -1,5 +1,6 @@
 //! The `ResponseStore` contract, checked against every implementation: the
-//! in-memory store, SQLite in memory and SQLite on a WAL file.
+//! in-memory store, SQLite in memory, SQLite on a WAL file and Postgres
+//! (with the `postgres` feature; skipped when `WINDLASS_TEST_PG` is unset).
 
 mod common;
 
@@ -306,39 +307,66 @@ macro_rules! semantics_tests {
 
         #[tokio::test]
         async fn round_trip_equality() {
-            round_trip(&*$fixture.store).await;
+            let Some(f): Option<Fixture> = $fixture else {
+                return;
+            };
+            round_trip(&*f.store).await;
         }
         #[tokio::test]
         async fn traces_with_their_response() {
-            traces_live_and_die_with_their_response(&*$fixture.store).await;
+            let Some(f): Option<Fixture> = $fixture else {
+                return;
+            };
+            traces_live_and_die_with_their_response(&*f.store).await;
         }
         #[tokio::test]
         async fn context_order_across_chain() {
-            chain_of_three(&*$fixture.store).await;
+            let Some(f): Option<Fixture> = $fixture else {
+                return;
+            };
+            chain_of_three(&*f.store).await;
         }
         #[tokio::test]
         async fn delete_middle_keeps_successor_context() {
-            delete_keeps_successors(&*$fixture.store).await;
+            let Some(f): Option<Fixture> = $fixture else {
+                return;
+            };
+            delete_keeps_successors(&*f.store).await;
         }
         #[tokio::test]
         async fn duplicate_save() {
-            duplicate_is_rejected_atomically(&*$fixture.store).await;
+            let Some(f): Option<Fixture> = $fixture else {
+                return;
+            };
+            duplicate_is_rejected_atomically(&*f.store).await;
         }
         #[tokio::test]
         async fn input_items_pages() {
-            input_items_pagination(&*$fixture.store).await;
+            let Some(f): Option<Fixture> = $fixture else {
+                return;
+            };
+            input_items_pagination(&*f.store).await;
         }
         #[tokio::test]
         async fn find_item_newest() {
-            find_item_returns_newest(&*$fixture.store).await;
+            let Some(f): Option<Fixture> = $fixture else {
+                return;
+            };
+            find_item_returns_newest(&*f.store).await;
         }
         #[tokio::test]
         async fn missing_previous() {
-            unknown_previous_means_empty_history(&*$fixture.store).await;
+            let Some(f): Option<Fixture> = $fixture else {
+                return;
+            };
+            unknown_previous_means_empty_history(&*f.store).await;
         }
         #[tokio::test]
         async fn depth_100_chain() {
-            deep_chain(&*$fixture.store, $label).await;
+            let Some(f): Option<Fixture> = $fixture else {
+                return;
+            };
+            deep_chain(&*f.store, $label).await;
         }
     };
 }
@@ -346,32 +374,45 @@ macro_rules! semantics_tests {
 mod memory {
     semantics_tests!(
         "memory",
-        Fixture {
+        Some(Fixture {
             store: Box::new(MemoryStore::new()),
             _db: None
-        }
+        })
     );
 }
 
 mod sqlite_memory {
-    async fn open() -> Fixture {
+    async fn open() -> Option<Fixture> {
         let store = SqliteStore::open_in_memory().await.expect("open");
-        Fixture {
+        Some(Fixture {
             store: Box::new(store),
             _db: None,
-        }
+        })
     }
     semantics_tests!("sqlite in-memory", open().await);
 }
 
 mod sqlite_file {
-    async fn open() -> Fixture {
+    async fn open() -> Option<Fixture> {
         let db = TempDb::new();
         let store = SqliteStore::open(&db.path).await.expect("open");
-        Fixture {
+        Some(Fixture {
             store: Box::new(store),
             _db: Some(db),
-        }
+        })
     }
     semantics_tests!("sqlite file", open().await);
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    async fn open() -> Option<Fixture> {
+        let url = common::pg_schema_url().await?;
+        let store = windlass_store::PgStore::open(&url).await.expect("open");
+        Some(Fixture {
+            store: Box::new(store),
+            _db: None,
+        })
+    }
+    semantics_tests!("postgres", open().await);
 }

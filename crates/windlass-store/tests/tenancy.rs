@@ -135,3 +135,31 @@ mod sqlite_file {
     }
     tenancy_tests!(open().await);
 }
+
+/// Skipped (and says so) when `WINDLASS_TEST_PG` is unset.
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::*;
+
+    async fn open() -> Option<Box<dyn ResponseStore>> {
+        let url = common::pg_schema_url().await?;
+        let store = windlass_store::PgStore::open(&url).await.expect("open");
+        Some(Box::new(store))
+    }
+
+    #[tokio::test]
+    async fn foreign_ids() {
+        let Some(store) = open().await else { return };
+        foreign_ids_are_unknown(&*store).await;
+    }
+    #[tokio::test]
+    async fn chains() {
+        let Some(store) = open().await else { return };
+        chains_never_cross(&*store).await;
+    }
+    #[tokio::test]
+    async fn item_references() {
+        let Some(store) = open().await else { return };
+        item_references_stay_home(&*store).await;
+    }
+}

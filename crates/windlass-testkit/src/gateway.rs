@@ -122,7 +122,7 @@ impl Gateway {
         if !opts.client_functions && opts.executors.is_empty() && opts.mcp.is_none() {
             engine.loop_mode = LoopMode::SingleShot;
         }
-        let mut builder = Engine::builder(provider, store).config(engine);
+        let mut builder = Engine::builder(provider, store.clone()).config(engine);
         for e in &opts.executors {
             builder = builder.executor(e.clone());
         }
@@ -132,7 +132,7 @@ impl Gateway {
         if let Some(hub) = &opts.mcp {
             builder = builder.mcp(hub.clone());
         }
-        let mut state = AppState::new(builder.build(), opts.server.clone());
+        let mut state = AppState::new(builder.build(), opts.server.clone()).with_runs(store);
         if let Some(d) = &opts.mcp_directory {
             state = state.with_mcp(d.clone());
         }

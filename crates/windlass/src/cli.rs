@@ -127,7 +127,8 @@ pub struct ServeArgs {
     #[arg(long, env = "WINDLASS_LISTEN")]
     pub listen: Option<String>,
 
-    /// SQLite file holding stored responses [default: ./windlass.db].
+    /// Where responses are stored: a SQLite file [default: ./windlass.db],
+    /// or a Postgres URL (postgres://user@host:5432/db) shared by replicas.
     #[arg(long, env = "WINDLASS_DB")]
     pub db: Option<String>,
 

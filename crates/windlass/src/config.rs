@@ -8,7 +8,7 @@ use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_governance::GovernanceConfig;
 use windlass_providers::ChatProviderConfig;
 use windlass_server::{ServerConfig, ServerFile, SettingsError};
-use windlass_store::SqliteOptions;
+use windlass_store::{PgOptions, SqliteOptions};
 use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::McpConfig;
 
@@ -108,7 +108,7 @@ pub struct LoopFile {
     pub completion_check: Option<bool>,
 }
 
-/// `[store]`: the SQLite file's bounds.
+/// `[store]`: the SQLite file's bounds and the Postgres pool.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoreFile {
@@ -117,6 +117,8 @@ pub struct StoreFile {
     /// Responses older than this many days are deleted by `serve` (hourly)
     /// and by `windlass store prune`; unset keeps everything.
     pub retention_days: Option<u32>,
+    /// Connections this process opens to Postgres at most.
+    pub pg_max_connections: Option<usize>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -130,6 +132,7 @@ pub struct Settings {
     pub store: SqliteOptions,
     /// `[store] retention_days`, checked to be positive.
     pub retention_days: Option<u32>,
+    pub pg: PgOptions,
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
@@ -213,6 +216,10 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         store.size_log_interval = Duration::from_secs(secs);
     }
     let retention_days = check_retention(file.store.retention_days)?;
+    let mut pg = PgOptions::default();
+    if let Some(n) = file.store.pg_max_connections {
+        pg.max_connections = n;
+    }
 
     let mut mcp = file.mcp;
     mcp.allow_hosts.extend(
@@ -242,6 +249,7 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         server,
         store,
         retention_days,
+        pg,
         mcp,
         builtins: file.builtins,
         governance: file.governance,

@@ -98,6 +98,8 @@ pub mod sdk;
 #[cfg(feature = "cli")]
 pub mod serve;
 #[cfg(feature = "cli")]
+pub mod store_open;
+#[cfg(feature = "cli")]
 mod trace_text;
 #[cfg(feature = "cli")]
 pub mod upstreams;

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use windlass_engine::{ResponseStore, StoreError};
-use windlass_store::SqliteStore;
+use windlass_store::{PgOptions, SqliteOptions};
 
 use crate::cli::PruneArgs;
 use crate::config::{check_retention, load_file, ConfigError};
+use crate::store_open::open_store;
 
 const DAY_SECS: u64 = 24 * 60 * 60;
 
@@ -86,10 +87,8 @@ async fn prune_command(args: PruneArgs) -> Result<(u64, u32), PruneError> {
         .db
         .or_else(|| file.and_then(|f| f.db))
         .unwrap_or_else(|| "./windlass.db".to_owned());
-    let store = SqliteStore::open(&db).await?;
-    let pruned = prune(&store, days).await;
-    store.close().await;
-    Ok((pruned?, days))
+    let opened = open_store(&db, &SqliteOptions::default(), &PgOptions::default()).await?;
+    Ok((prune(opened.store.as_ref(), days).await?, days))
 }
 
 #[cfg(test)]

@@ -5,12 +5,12 @@ use std::sync::Arc;
 use tracing_subscriber::EnvFilter;
 use windlass_engine::Engine;
 use windlass_server::{AppState, McpDirectory};
-use windlass_store::SqliteStore;
 use windlass_tools::McpServers;
 
 use crate::cli::{LogFormat, ServeArgs};
 use crate::config::{resolve, ConfigError};
 use crate::govern::{govern, GovernError};
+use crate::store_open::{display_db, open_store};
 use crate::upstreams::{build_router, describe};
 
 #[derive(Debug, thiserror::Error)]
@@ -47,27 +47,33 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     windlass_providers::install_crypto_provider();
     let upstream = describe(&settings.upstreams);
     let provider = build_router(&settings.upstreams).map_err(ConfigError::from)?;
-    let store = Arc::new(SqliteStore::open_with(&settings.db, settings.store.clone()).await?);
+    let opened = open_store(&settings.db, &settings.store, &settings.pg).await?;
     if let Some(days) = settings.retention_days {
-        crate::retention::spawn(store.clone(), days);
+        crate::retention::spawn(opened.store.clone(), days);
     }
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
     let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
-    let engine = Engine::builder(provider, store)
+    let engine = Engine::builder(provider, opened.store)
         .mcp(governed.hub)
         .policy(governed.policy)
         .config(settings.engine)
         .build();
-    let state = AppState::new(engine, settings.server).with_mcp(Arc::new(McpView(mcp.clone())));
+    let mut state = AppState::new(engine, settings.server)
+        .with_mcp(Arc::new(McpView(mcp.clone())))
+        .with_runs(opened.runs)
+        .with_cancel_bus(opened.cancel_bus);
+    if let Some(quota) = opened.quota {
+        state = state.with_quota(quota);
+    }
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
         .map_err(|source| ServeError::Listen {
             addr: settings.listen.clone(),
             source,
         })?;
-    tracing::info!(listen = %listener.local_addr()?, %upstream, db = %settings.db, "windlass serving");
+    tracing::info!(listen = %listener.local_addr()?, %upstream, db = %display_db(&settings.db), "windlass serving");
     windlass_server::serve(listener, state, shutdown_signal()).await?;
     mcp.shutdown().await;
     Ok(())

@@ -301,11 +301,11 @@ async fn tool_choice_naming_a_missing_tool_is_400() {
 }
 
 #[tokio::test]
-async fn background_true_is_400() {
+async fn background_without_store_is_400() {
     let gw = Gateway::start().await;
     let err = refused_both_ways(
         &gw,
-        json!({"model": "m", "input": [probe()], "background": true}),
+        json!({"model": "m", "input": [probe()], "background": true, "store": false}),
         400,
     )
     .await;

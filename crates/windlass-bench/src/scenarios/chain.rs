@@ -10,7 +10,6 @@ use std::time::Instant;
 use bytes::Bytes;
 use serde_json::{json, Value};
 use windlass_engine::{NewResponse, ResponseStore, DEFAULT_TENANT};
-use windlass_store::SqliteStore;
 use windlass_testkit::Reply;
 
 use super::json::{check_windlass, MODEL};
@@ -33,7 +32,7 @@ async fn load_context_times(
     id: &str,
     iters: usize,
 ) -> Result<(Dist, usize), String> {
-    let store: Arc<SqliteStore> = bench.store.clone();
+    let store: Arc<dyn ResponseStore> = bench.store.clone();
     let id = id.to_owned();
     bench
         .wl
@@ -61,7 +60,7 @@ async fn load_context_times(
 /// under fresh ids, one at a time: the persistence step each stored
 /// response pays before its terminal event. Timings in ms.
 pub async fn save_times(bench: &Bench, template_id: &str, iters: usize) -> Result<Dist, String> {
-    let store: Arc<SqliteStore> = bench.store.clone();
+    let store: Arc<dyn ResponseStore> = bench.store.clone();
     let id = template_id.to_owned();
     bench
         .wl

@@ -1,10 +1,12 @@
 //! The engine's ports. Adapters implement them in their own crates.
 
+pub mod cancel;
 pub mod events;
 pub mod mcp;
 pub mod policy;
 pub mod provider;
 pub mod quota;
+pub mod runs;
 pub mod sink;
 pub mod store;
 pub mod tools;

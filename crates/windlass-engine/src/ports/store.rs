@@ -66,7 +66,8 @@ pub enum StoreError {
 /// ids of the items it references (its history, its input, its output).
 #[async_trait::async_trait]
 pub trait ResponseStore: Send + Sync {
-    /// Persists a finished response. Its history is the context of
+    /// Persists a finished response, removing its live row (see
+    /// [`RunStore`](super::runs::RunStore)) in the same transaction. Its history is the context of
     /// `response.previous_response_id` (that response's history, input and
     /// output), referenced rather than copied. Atomic: all or nothing.
     async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError>;
@@ -86,7 +87,8 @@ pub trait ResponseStore: Send + Sync {
         page: &PageRequest,
     ) -> Result<Option<ItemPage>, StoreError>;
 
-    /// Deletes a response. Responses that continue from it keep working.
+    /// Deletes a response with its stored stream events and any live row.
+    /// Responses that continue from it keep working.
     /// Returns false when `id` is unknown.
     async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError>;
 

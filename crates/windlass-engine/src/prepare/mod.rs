@@ -85,6 +85,18 @@ impl PreparedRun {
         &self.response
     }
 
+    /// Whether the response runs in the background (`background: true`).
+    pub fn background(&self) -> bool {
+        self.response.background
+    }
+
+    /// Gives the response a known id and creation time: a queued background
+    /// response started again after a restart keeps the id it was given.
+    pub fn set_identity(&mut self, id: String, created_at: u64) {
+        self.response.id = id;
+        self.response.created_at = created_at;
+    }
+
     /// Names the caller for the policy (an API key's name, an SDK user).
     pub fn set_principal(&mut self, principal: Option<String>) {
         self.principal = principal;
@@ -244,7 +256,11 @@ fn skeleton(req: &CreateResponseRequest, model: String) -> ResponseResource {
         object: "response".to_owned(),
         created_at: now_secs(),
         completed_at: None,
-        status: ResponseStatus::InProgress,
+        // A background response waits for a worker first.
+        status: match req.background {
+            Some(true) => ResponseStatus::Queued,
+            _ => ResponseStatus::InProgress,
+        },
         incomplete_details: None,
         model,
         previous_response_id: req.previous_response_id.clone(),
@@ -273,7 +289,7 @@ fn skeleton(req: &CreateResponseRequest, model: String) -> ResponseResource {
         max_output_tokens: req.max_output_tokens,
         max_tool_calls: req.max_tool_calls,
         store: req.store.unwrap_or(true),
-        background: false,
+        background: req.background.unwrap_or(false),
         service_tier: "default".to_owned(),
         metadata: req.metadata.clone().unwrap_or_default(),
         safety_identifier: req.safety_identifier.clone(),

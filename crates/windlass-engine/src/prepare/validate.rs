@@ -19,10 +19,13 @@ pub fn validate_fields(req: &CreateResponseRequest) -> Result<(), EngineError> {
             "unknown_parameter",
         ));
     }
-    if req.background == Some(true) {
-        return Err(unsupported(
-            "background",
-            "background mode is not supported yet",
+    // A background response is fetched later, so it must be stored (as
+    // OpenAI refuses it).
+    if req.background == Some(true) && req.store == Some(false) {
+        return Err(EngineError::invalid_code(
+            "Background mode requires 'store' to be true.",
+            Some("background"),
+            "invalid_value",
         ));
     }
     if req.truncation == Some(Truncation::Auto) {

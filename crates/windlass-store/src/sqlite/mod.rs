@@ -11,6 +11,7 @@ mod conn;
 mod migrate;
 mod prune;
 mod read;
+mod runs;
 mod trace;
 mod write;
 

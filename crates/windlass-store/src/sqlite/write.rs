@@ -63,6 +63,7 @@ BEGIN \
         SELECT (SELECT IFNULL(MAX(i.key), 0) FROM items i) + 1 + j.key, \
                j.value ->> 2, j.value ->> 3, NEW.tenant \
         FROM json_each(NEW.items) j; \
+    DELETE FROM live_runs WHERE id = NEW.id; \
 END;";
 
 /// The save statement: one row of the `save_response` view.
@@ -168,7 +169,15 @@ fn delete_in(conn: &mut Connection, tenant: &str, id: &str) -> Result<bool, rusq
         .prepare_cached("SELECT 1 FROM responses WHERE id = ?1 AND tenant = ?2")?
         .exists(params![id, tenant])?;
     if !owned {
-        return Ok(false);
+        // Not stored, but maybe live (a background response that never
+        // ended): its row and stream events go.
+        tx.prepare_cached("DELETE FROM response_events WHERE response_id = ?1 AND tenant = ?2")?
+            .execute(params![id, tenant])?;
+        let live = tx
+            .prepare_cached("DELETE FROM live_runs WHERE id = ?1 AND tenant = ?2")?
+            .execute(params![id, tenant])?;
+        tx.commit()?;
+        return Ok(live > 0);
     }
     delete_owned(&tx, id)?;
     tx.commit()?;
@@ -210,6 +219,10 @@ pub(super) fn delete_owned(tx: &Connection, id: &str) -> Result<(), rusqlite::Er
     .execute([id])?;
 
     tx.prepare_cached("DELETE FROM response_items WHERE response_id = ?")?
+        .execute([id])?;
+    tx.prepare_cached("DELETE FROM response_events WHERE response_id = ?")?
+        .execute([id])?;
+    tx.prepare_cached("DELETE FROM live_runs WHERE id = ?")?
         .execute([id])?;
     tx.prepare_cached("DELETE FROM responses WHERE id = ?")?
         .execute([id])?;

@@ -164,3 +164,37 @@ impl Drop for TempDb {
         self.remove();
     }
 }
+
+/// A fresh, empty schema in the test Postgres (`WINDLASS_TEST_PG`, which
+/// `scripts/postgres.sh` sets), as a URL whose connections use it. `None`
+/// (the test is skipped, and says so) when the variable is unset.
+#[cfg(feature = "postgres")]
+pub async fn pg_schema_url() -> Option<String> {
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    let Ok(base) = std::env::var("WINDLASS_TEST_PG") else {
+        eprintln!("WINDLASS_TEST_PG is not set: skipping (scripts/postgres.sh sets it)");
+        return None;
+    };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let schema = format!(
+        "t_{}_{}_{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed),
+        nanos
+    );
+    let (client, connection) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
+        .await
+        .expect("connect to WINDLASS_TEST_PG");
+    let driver = tokio::spawn(connection);
+    client
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .expect("create schema");
+    drop(client);
+    let _ = driver.await;
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{sep}options=-csearch_path%3D{schema}"))
+}

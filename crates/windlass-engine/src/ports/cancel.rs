@@ -1,0 +1,43 @@
+//! The cancel bus: a cancel reaching the process that runs a response.
+//!
+//! A response runs in one process. With several replicas behind one store,
+//! `POST /v1/responses/{id}/cancel` may arrive at another one; that replica
+//! publishes the cancel on the bus and the replica running the response
+//! stops it (and acknowledges). With a single process there is nothing to
+//! reach: [`LocalCancelBus`] acknowledges nothing.
+
+use std::sync::Arc;
+
+use crate::StoreError;
+
+/// Called with the owner tenant and id of each cancel published on the bus
+/// (by any replica); answers whether that tenant's response was running in
+/// this process and has been told to stop.
+pub type CancelHandler = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+#[async_trait::async_trait]
+pub trait CancelBus: Send + Sync {
+    /// Asks whichever process runs `tenant`'s `response_id` to cancel it.
+    /// `Ok(true)` when that process acknowledged (the run is stopping there
+    /// and will store its final state); `Ok(false)` when no process claimed
+    /// it (another tenant's response is never claimed).
+    async fn publish(&self, tenant: &str, response_id: &str) -> Result<bool, StoreError>;
+
+    /// Delivers the cancels published on the bus to `handler` from now on
+    /// (replacing an earlier handler).
+    fn subscribe(&self, handler: CancelHandler);
+}
+
+/// One process: every running response is in its own registry, so no other
+/// process can be running one.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalCancelBus;
+
+#[async_trait::async_trait]
+impl CancelBus for LocalCancelBus {
+    async fn publish(&self, _tenant: &str, _response_id: &str) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
+    fn subscribe(&self, _handler: CancelHandler) {}
+}
