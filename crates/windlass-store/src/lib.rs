@@ -13,7 +13,9 @@
 #[cfg(feature = "sqlite")]
 mod codec;
 mod memory;
+mod memory_conversations;
 mod memory_runs;
+mod paging;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 

@@ -32,6 +32,16 @@ pub(crate) struct Inner {
     pub(crate) live: HashMap<String, LiveRecord>,
     /// Stored stream events by response id, with their tenant.
     pub(crate) events: HashMap<String, (String, Vec<StoredEvent>)>,
+    /// Conversations by id (see `memory_conversations.rs`).
+    pub(crate) conversations: HashMap<String, StoredConversation>,
+}
+
+#[derive(Debug)]
+pub(crate) struct StoredConversation {
+    pub tenant: String,
+    pub conversation: windlass_engine::Conversation,
+    /// Oldest first.
+    pub items: Vec<Item>,
 }
 
 #[derive(Debug)]
@@ -70,6 +80,20 @@ impl MemoryStore {
 }
 
 impl Inner {
+    pub(crate) fn conversation(&self, tenant: &str, id: &str) -> Option<&StoredConversation> {
+        self.conversations.get(id).filter(|c| c.tenant == tenant)
+    }
+
+    pub(crate) fn conversation_mut(
+        &mut self,
+        tenant: &str,
+        id: &str,
+    ) -> Option<&mut StoredConversation> {
+        self.conversations
+            .get_mut(id)
+            .filter(|c| c.tenant == tenant)
+    }
+
     pub(crate) fn is_stored(&self, id: &str) -> bool {
         self.responses.contains_key(id)
     }

@@ -53,6 +53,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let mcp = McpServers::start(settings.mcp);
     let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
     let engine = Engine::builder(provider, store.clone())
+        .conversations(store.clone())
         .mcp(governed.hub)
         .policy(governed.policy)
         .config(settings.engine)

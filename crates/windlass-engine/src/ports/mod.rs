@@ -1,5 +1,6 @@
 //! The engine's ports. Adapters implement them in their own crates.
 
+pub mod conversations;
 pub mod events;
 pub mod mcp;
 pub mod policy;

@@ -19,6 +19,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("../../migrations/0002_history_parent.sql")),
     (3, include_str!("../../migrations/0003_traces.sql")),
     (4, include_str!("../../migrations/0004_live_runs.sql")),
+    (5, include_str!("../../migrations/0005_conversations.sql")),
 ];
 
 /// Brings the schema of `conn`'s database up to date.
