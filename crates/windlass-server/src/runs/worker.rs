@@ -105,6 +105,16 @@ impl Job {
         let outcome = self.app.engine.run(prepared, &mut sink, cancel).await;
         self.log.end();
         self.log.flush(self.runs.as_ref()).await;
+        // The final save replaced the live row; if it could not be stored,
+        // the row goes too, or this process would renew it `in_progress`
+        // for as long as it lives.
+        if let Err(e) = self
+            .runs
+            .drop_live(&self.tenant, &outcome.response.id)
+            .await
+        {
+            tracing::warn!(id = %outcome.response.id, error = %e, "could not drop a live row");
+        }
         reg.finish(&outcome.response);
         drop(permit);
     }
