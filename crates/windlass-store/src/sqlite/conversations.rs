@@ -1,4 +1,4 @@
-//! Conversations on SQLite (`migrations/0005_conversations.sql`).
+//! Conversations on SQLite (`migrations/0006_conversations.sql`).
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
