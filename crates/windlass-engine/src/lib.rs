@@ -34,12 +34,13 @@ pub use ports::events::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;
 pub use ports::provider::*;
+pub use ports::quota::*;
 pub use ports::runs::*;
 pub use ports::sink::*;
 pub use ports::store::*;
 pub use ports::tools::*;
 pub use prepare::{
-    valid_name, with_id, PreparedRun, DEFAULT_TENANT, META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS,
+    valid_name, with_id, PreparedRun, META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS,
     META_TOOL_ERROR_THRESHOLD,
 };
 pub use tooling::{mcp_tool_name, ToolOwner};

@@ -1,9 +1,11 @@
 //! The HTTP server's settings, and the `[server]` table of the config file
 //! they are read from.
 
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde::Deserialize;
+use windlass_engine::QuotaLimits;
 
 use crate::keys::{ApiKey, KeyConfig, KeyError, KeyRing};
 use crate::limits::RequestLimits;
@@ -62,6 +64,8 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Background mode (`[server.background]`).
     pub background: crate::runs::BackgroundConfig,
+    /// Budgets per tenant (`[server.tenants.<name>]`), shared by its keys.
+    pub tenants: HashMap<String, QuotaLimits>,
 }
 
 impl Default for ServerConfig {
@@ -76,6 +80,7 @@ impl Default for ServerConfig {
             cors_allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             background: crate::runs::BackgroundConfig::default(),
+            tenants: HashMap::new(),
         }
     }
 }
@@ -111,6 +116,16 @@ pub struct ServerFile {
     pub limits: RequestLimits,
     #[serde(default)]
     pub background: crate::runs::BackgroundConfig,
+    #[serde(default)]
+    pub tenants: BTreeMap<String, TenantFile>,
+}
+
+/// `[server.tenants.<name>]`: one tenant's budgets, over all its keys.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantFile {
+    pub requests_per_minute: Option<u64>,
+    pub tokens_per_minute: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -179,6 +194,17 @@ impl ServerFile {
             ));
         }
         c.background = self.background;
+        c.tenants = self
+            .tenants
+            .into_iter()
+            .map(|(name, t)| {
+                let limits = QuotaLimits {
+                    requests_per_minute: t.requests_per_minute,
+                    tokens_per_minute: t.tokens_per_minute,
+                };
+                (name, limits)
+            })
+            .collect();
         // Fail now rather than on the first request.
         c.key_ring()?;
         Ok(c)
@@ -228,6 +254,23 @@ mod tests {
         assert_eq!(c.cors_allowed_origins, ["https://app.example"]);
         assert_eq!(c.allowed_hosts, ["gw.local"]);
         assert_eq!(c.limits.max_input_items, 3);
+        let t = parse("[tenants.acme]\nrequests_per_minute = 4\ntokens_per_minute = 9\n")
+            .resolve(None)
+            .unwrap();
+        assert_eq!(t.tenants["acme"].requests_per_minute, Some(4));
+        assert_eq!(t.tenants["acme"].tokens_per_minute, Some(9));
+        let keyed = parse(
+            "[[keys]]\nname = \"a\"\nkey = \"sk-a\"\ntenant = \"acme\"\n\
+             scopes = [\"responses:read\"]\nrequests_per_minute = 3\n",
+        )
+        .resolve(None)
+        .unwrap();
+        let a = keyed.key_ring().unwrap().find("sk-a").unwrap();
+        assert_eq!(a.tenant, "acme");
+        assert_eq!(a.limits.requests_per_minute, Some(3));
+        assert!(!a.scopes.contains(crate::scopes::Scope::ResponsesWrite));
+        let bad = parse("[[keys]]\nname = \"a\"\nkey = \"k\"\nscopes = [\"root\"]\n");
+        assert!(bad.resolve(None).is_err());
         assert!(parse("max_connections = 9\nhard_max_connections = 2\n")
             .resolve(None)
             .is_err());

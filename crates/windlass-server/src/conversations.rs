@@ -11,14 +11,13 @@ use axum::extract::{Path, Query, State};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use windlass_engine::{
-    with_id, Conversation, ConversationStore, PageRequest, SortOrder, DEFAULT_TENANT,
-};
+use windlass_engine::{with_id, Conversation, ConversationStore, PageRequest, SortOrder};
 use windlass_protocol::ids::new_id;
 use windlass_protocol::{Item, ItemList};
 
 use crate::create::{body_error, parse_json};
 use crate::error::ApiError;
+use crate::tenant::Tenant;
 use crate::AppState;
 
 /// OpenAI's cap on items given at creation or added at once.
@@ -107,6 +106,7 @@ fn list(items: Vec<Item>, has_more: bool) -> ItemList {
 
 pub async fn create(
     State(app): State<AppState>,
+    tenant: Tenant,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Conversation>, ApiError> {
     let bytes = body.map_err(body_error)?;
@@ -124,17 +124,18 @@ pub async fn create(
         metadata,
     };
     store(&app)?
-        .create_conversation(DEFAULT_TENANT, &conversation, &items)
+        .create_conversation(tenant.as_str(), &conversation, &items)
         .await?;
     Ok(Json(conversation))
 }
 
 pub async fn get(
     State(app): State<AppState>,
+    tenant: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<Conversation>, ApiError> {
     store(&app)?
-        .get_conversation(DEFAULT_TENANT, &id)
+        .get_conversation(tenant.as_str(), &id)
         .await?
         .map(Json)
         .ok_or_else(|| not_found(&id))
@@ -142,13 +143,14 @@ pub async fn get(
 
 pub async fn update(
     State(app): State<AppState>,
+    tenant: Tenant,
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Conversation>, ApiError> {
     let body: UpdateBody = parse_json(&body.map_err(body_error)?)?;
     check_metadata(&body.metadata)?;
     store(&app)?
-        .update_conversation(DEFAULT_TENANT, &id, &body.metadata)
+        .update_conversation(tenant.as_str(), &id, &body.metadata)
         .await?
         .map(Json)
         .ok_or_else(|| not_found(&id))
@@ -156,10 +158,11 @@ pub async fn update(
 
 pub async fn delete(
     State(app): State<AppState>,
+    tenant: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<Deleted>, ApiError> {
     match store(&app)?
-        .delete_conversation(DEFAULT_TENANT, &id)
+        .delete_conversation(tenant.as_str(), &id)
         .await?
     {
         true => Ok(Json(Deleted {
@@ -173,6 +176,7 @@ pub async fn delete(
 
 pub async fn list_items(
     State(app): State<AppState>,
+    tenant: Tenant,
     Path(id): Path<String>,
     query: Result<Query<ItemsQuery>, QueryRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
@@ -203,7 +207,7 @@ pub async fn list_items(
         order,
     };
     let page = store(&app)?
-        .conversation_items(DEFAULT_TENANT, &id, &page)
+        .conversation_items(tenant.as_str(), &id, &page)
         .await?
         .ok_or_else(|| not_found(&id))?;
     Ok(Json(list(page.items, page.has_more)))
@@ -211,13 +215,14 @@ pub async fn list_items(
 
 pub async fn add_items(
     State(app): State<AppState>,
+    tenant: Tenant,
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
     let body: AddItemsBody = parse_json(&body.map_err(body_error)?)?;
     let items = new_items(body.items)?;
     match store(&app)?
-        .append_conversation_items(DEFAULT_TENANT, &id, &items)
+        .append_conversation_items(tenant.as_str(), &id, &items)
         .await?
     {
         true => Ok(Json(list(items, false))),
@@ -227,16 +232,17 @@ pub async fn add_items(
 
 pub async fn get_item(
     State(app): State<AppState>,
+    tenant: Tenant,
     Path((id, item_id)): Path<(String, String)>,
 ) -> Result<Json<Item>, ApiError> {
     let store = store(&app)?;
     if let Some(item) = store
-        .conversation_item(DEFAULT_TENANT, &id, &item_id)
+        .conversation_item(tenant.as_str(), &id, &item_id)
         .await?
     {
         return Ok(Json(item));
     }
-    match store.get_conversation(DEFAULT_TENANT, &id).await? {
+    match store.get_conversation(tenant.as_str(), &id).await? {
         Some(_) => Err(ApiError::not_found("Item", &item_id)),
         None => Err(not_found(&id)),
     }
@@ -245,15 +251,16 @@ pub async fn get_item(
 /// Answers with the conversation, as OpenAI does.
 pub async fn delete_item(
     State(app): State<AppState>,
+    tenant: Tenant,
     Path((id, item_id)): Path<(String, String)>,
 ) -> Result<Json<Conversation>, ApiError> {
     let store = store(&app)?;
     let conversation = store
-        .get_conversation(DEFAULT_TENANT, &id)
+        .get_conversation(tenant.as_str(), &id)
         .await?
         .ok_or_else(|| not_found(&id))?;
     match store
-        .delete_conversation_item(DEFAULT_TENANT, &id, &item_id)
+        .delete_conversation_item(tenant.as_str(), &id, &item_id)
         .await?
     {
         true => Ok(Json(conversation)),

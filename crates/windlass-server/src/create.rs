@@ -16,8 +16,10 @@ use crate::client_tools_status;
 use crate::error::ApiError;
 use crate::in_place::InPlace;
 use crate::keys::AuthedKey;
-use crate::runs::{self, log::EventLog, DEFAULT_TENANT};
+use crate::quota_gate::Charge;
+use crate::runs::{self, log::EventLog};
 use crate::sse::SseBody;
+use crate::tenant::Tenant;
 use crate::AppState;
 
 pub async fn create_response(
@@ -29,10 +31,14 @@ pub async fn create_response(
     let bytes = body.map_err(body_error)?;
     let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
-    crate::consistency::previous_not_running(&app, &req)?;
+    let authed = key.as_ref().map(|Extension(k)| k);
+    let tenant = Tenant::of(authed);
+    // Before anything runs: a refused request costs nothing upstream.
+    let charge = crate::quota_gate::admit(&app, authed, tenant.as_str()).await?;
+    crate::consistency::previous_not_running(&app, tenant.as_str(), &req)?;
     let status = client_tools_status::effective(
         header_status,
-        key.as_ref().and_then(|Extension(k)| k.client_tools_status),
+        authed.and_then(|k| k.client_tools_status),
         app.engine.config().client_tools_status,
     );
     // The key's name is who the policy (governance) sees as the caller.
@@ -41,20 +47,23 @@ pub async fn create_response(
         Some(true) => runs::resume_blob(&req, principal.as_deref(), status),
         _ => None,
     };
-    let mut prepared = app.engine.prepare(req).await?;
+    let mut prepared = app.engine.prepare_for(tenant.as_str(), req).await?;
     prepared.set_client_tools_status(status);
     prepared.set_principal(principal);
     if prepared.background() {
-        return background(&app, prepared, resume).await;
+        return background(&app, prepared, resume, charge).await;
     }
     let cancel = CancellationToken::new();
     // A stored stream keeps its events in memory while it runs, so a client
     // can re-attach; they reach the store only if its client leaves early.
     let log = (prepared.stream() && prepared.store())
-        .then(|| EventLog::new(DEFAULT_TENANT, prepared.id(), false));
-    let registration =
-        app.inflight
-            .register_logged(prepared.response(), cancel.clone(), log.clone());
+        .then(|| EventLog::new(prepared.tenant(), prepared.id(), false));
+    let registration = app.inflight.register_logged(
+        prepared.tenant(),
+        prepared.response(),
+        cancel.clone(),
+        log.clone(),
+    );
     let engine = app.engine.clone();
 
     if prepared.stream() {
@@ -73,6 +82,8 @@ pub async fn create_response(
                     }
                 }
                 registration.finish(&outcome.response);
+                // Charged before `[DONE]`: the client's next request sees it.
+                charge.usage(&outcome.response).await;
                 sink.done();
             },
         );
@@ -92,6 +103,7 @@ pub async fn create_response(
     let run = async move {
         let outcome = engine.run(prepared, &mut NoEvents, cancel).await;
         registration.finish(&outcome.response);
+        charge.usage(&outcome.response).await;
         outcome
     };
     let outcome = InPlace::new(run, token).await;
@@ -108,6 +120,7 @@ async fn background(
     app: &AppState,
     prepared: PreparedRun,
     resume: Option<String>,
+    charge: Charge,
 ) -> Result<Response, ApiError> {
     let Some(runs) = app.runs.clone() else {
         return Err(ApiError::invalid(
@@ -116,8 +129,7 @@ async fn background(
         .param("background"));
     };
     let stream = prepared.stream();
-    let (response, log) =
-        runs::start_background(app, runs, DEFAULT_TENANT, prepared, resume).await?;
+    let (response, log) = runs::start_background(app, runs, prepared, resume, Some(charge)).await?;
     if stream {
         return Ok(runs::resume::sse(
             runs::resume::follow_log(log, None).boxed(),

@@ -1,5 +1,5 @@
 //! Responses being generated right now: for the cancel endpoint, `GET` while
-//! running, and cancelling everything at shutdown.
+//! running, stream resume, and cancelling everything at shutdown.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -11,6 +11,8 @@ use windlass_protocol::{ResponseResource, ResponseStatus};
 use crate::runs::log::EventLog;
 
 struct Entry {
+    /// The owner tenant: to every other tenant the entry does not exist.
+    tenant: String,
     cancel: CancellationToken,
     /// The response as it stood at the start, until the final one arrives.
     latest: watch::Receiver<Option<ResponseResource>>,
@@ -61,13 +63,19 @@ impl Inflight {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn register(&self, start: &ResponseResource, cancel: CancellationToken) -> Registration {
-        self.register_logged(start, cancel, None)
+    pub fn register(
+        &self,
+        tenant: &str,
+        start: &ResponseResource,
+        cancel: CancellationToken,
+    ) -> Registration {
+        self.register_logged(tenant, start, cancel, None)
     }
 
     /// [`register`](Self::register) with the run's event log, for resumers.
     pub fn register_logged(
         &self,
+        tenant: &str,
         start: &ResponseResource,
         cancel: CancellationToken,
         log: Option<Arc<EventLog>>,
@@ -76,6 +84,7 @@ impl Inflight {
         self.map().insert(
             start.id.clone(),
             Entry {
+                tenant: tenant.to_owned(),
                 cancel,
                 latest: rx,
                 start: start.clone(),
@@ -89,9 +98,11 @@ impl Inflight {
         }
     }
 
-    /// The starting snapshot of a running response.
-    pub fn snapshot(&self, id: &str) -> Option<ResponseResource> {
-        self.map().get(id).map(|e| e.start.clone())
+    /// The starting snapshot of `tenant`'s running response (with its
+    /// current status for a background one).
+    pub fn snapshot(&self, tenant: &str, id: &str) -> Option<ResponseResource> {
+        let map = self.map();
+        owned(&map, tenant, id).map(|e| e.start.clone())
     }
 
     /// A queued (background) response started running.
@@ -101,24 +112,29 @@ impl Inflight {
         }
     }
 
-    /// The event log of a running response whose stream can be resumed.
-    pub fn log(&self, id: &str) -> Option<Arc<EventLog>> {
-        self.map().get(id).and_then(|e| e.log.clone())
+    /// The event log of `tenant`'s running response, if it can be resumed.
+    pub fn log(&self, tenant: &str, id: &str) -> Option<Arc<EventLog>> {
+        owned(&self.map(), tenant, id).and_then(|e| e.log.clone())
     }
 
-    /// Every event log that persists (for the periodic flush).
+    /// Every event log (for the periodic flush).
     pub fn logs(&self) -> Vec<Arc<EventLog>> {
         self.map().values().filter_map(|e| e.log.clone()).collect()
     }
 
-    pub fn contains(&self, id: &str) -> bool {
-        self.inner.lock().is_ok_and(|m| m.contains_key(id))
+    pub fn contains(&self, tenant: &str, id: &str) -> bool {
+        owned(&self.map(), tenant, id).is_some()
     }
 
-    /// Cancels a running response; returns a receiver for its final state.
-    pub fn cancel(&self, id: &str) -> Option<watch::Receiver<Option<ResponseResource>>> {
+    /// Cancels `tenant`'s running response; returns a receiver for its final
+    /// state.
+    pub fn cancel(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Option<watch::Receiver<Option<ResponseResource>>> {
         let map = self.map();
-        let e = map.get(id)?;
+        let e = owned(&map, tenant, id)?;
         e.cancel.cancel();
         Some(e.latest.clone())
     }
@@ -143,4 +159,9 @@ impl Inflight {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// The entry `id` if `tenant` owns it.
+fn owned<'m>(map: &'m HashMap<String, Entry>, tenant: &str, id: &str) -> Option<&'m Entry> {
+    map.get(id).filter(|e| e.tenant == tenant)
 }

@@ -17,9 +17,13 @@ pub mod limits;
 mod listen;
 mod mcp;
 mod meta;
+pub mod quota;
+mod quota_gate;
 mod resources;
 pub mod runs;
+pub mod scopes;
 pub mod sse;
+pub mod tenant;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -29,7 +33,7 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
 use tokio_util::sync::CancellationToken;
-use windlass_engine::{Engine, RunStore};
+use windlass_engine::{Engine, QuotaCounter, RunStore};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -37,6 +41,8 @@ pub use inflight::Inflight;
 pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
+pub use quota::InProcessQuota;
+pub use tenant::Tenant;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -56,6 +62,8 @@ pub struct AppState {
     pub runs: Option<Arc<dyn RunStore>>,
     /// Background mode: this replica's id, leases and workers.
     pub background: Arc<runs::Background>,
+    /// Request/token budgets per key and tenant (in process by default).
+    pub quota: Arc<dyn QuotaCounter>,
 }
 
 impl AppState {
@@ -70,6 +78,7 @@ impl AppState {
             loopback: false,
             runs: None,
             background,
+            quota: Arc::new(InProcessQuota::new()),
         }
     }
 
@@ -77,6 +86,12 @@ impl AppState {
     /// engine's, so a final save replaces the live row).
     pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
         self.runs = Some(runs);
+        self
+    }
+
+    /// Counts quotas in `counter` (e.g. shared by replicas through Postgres).
+    pub fn with_quota(mut self, counter: Arc<dyn QuotaCounter>) -> Self {
+        self.quota = counter;
         self
     }
 

@@ -13,7 +13,7 @@ use windlass_protocol::{DeletedResponse, Item, ItemList, ResponseResource};
 
 use crate::error::ApiError;
 use crate::runs::resume::resume_stream;
-use crate::runs::DEFAULT_TENANT;
+use crate::tenant::Tenant;
 use crate::AppState;
 
 /// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
@@ -59,21 +59,22 @@ pub struct GetQuery {
 /// `stream=true`, its event stream from `starting_after` on.
 pub async fn get_response(
     State(app): State<AppState>,
+    tenant: Tenant,
     ResponseId(id): ResponseId,
     query: Result<Query<GetQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
     if q.stream == Some(true) {
-        return resume_stream(&app, DEFAULT_TENANT, &id, q.starting_after).await;
+        return resume_stream(&app, tenant.as_str(), &id, q.starting_after).await;
     }
-    if let Some(r) = app.engine.store().get(&id).await? {
+    if let Some(r) = app.engine.store().get(tenant.as_str(), &id).await? {
         return Ok(Json(r).into_response());
     }
-    if let Some(r) = app.inflight.snapshot(&id) {
+    if let Some(r) = app.inflight.snapshot(tenant.as_str(), &id) {
         return Ok(Json(r).into_response());
     }
     if let Some(runs) = &app.runs {
-        if let Some(live) = runs.get_live(DEFAULT_TENANT, &id).await? {
+        if let Some(live) = runs.get_live(tenant.as_str(), &id).await? {
             return Ok(Json(live.response).into_response());
         }
     }
@@ -84,9 +85,10 @@ pub async fn get_response(
 /// response (404, like an unknown response, when there is none).
 pub async fn get_trace(
     State(app): State<AppState>,
+    tenant: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<TraceResource>, ApiError> {
-    match app.engine.store().trace(&id).await? {
+    match app.engine.store().trace(tenant.as_str(), &id).await? {
         Some(trace) => Ok(Json(TraceResource {
             object: "response.trace",
             trace,
@@ -107,9 +109,10 @@ pub struct TraceResource {
 /// been stored, so the delete is never lost to a save that lands after it.
 pub async fn delete_response(
     State(app): State<AppState>,
+    tenant: Tenant,
     ResponseId(id): ResponseId,
 ) -> Result<Json<DeletedResponse>, ApiError> {
-    let was_running = match app.inflight.cancel(&id) {
+    let was_running = match app.inflight.cancel(tenant.as_str(), &id) {
         Some(done) => {
             wait_for_end(done).await?;
             true
@@ -117,7 +120,7 @@ pub async fn delete_response(
         None => false,
     };
     // A running response with `store: false` has nothing stored to delete.
-    if app.engine.store().delete(&id).await? || was_running {
+    if app.engine.store().delete(tenant.as_str(), &id).await? || was_running {
         Ok(Json(DeletedResponse {
             id,
             object: "response.deleted".to_owned(),
@@ -142,6 +145,7 @@ pub struct ListQuery {
 
 pub async fn input_items(
     State(app): State<AppState>,
+    tenant: Tenant,
     ResponseId(id): ResponseId,
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
@@ -176,7 +180,7 @@ pub async fn input_items(
     let page = app
         .engine
         .store()
-        .input_items(&id, &page)
+        .input_items(tenant.as_str(), &id, &page)
         .await?
         .ok_or_else(|| ApiError::not_found("Response", &id))?;
     let first_id = page.items.first().and_then(Item::id).map(str::to_owned);
@@ -192,13 +196,14 @@ pub async fn input_items(
 
 pub async fn cancel_response(
     State(app): State<AppState>,
+    tenant: Tenant,
     ResponseId(id): ResponseId,
 ) -> Result<Json<ResponseResource>, ApiError> {
-    if let Some(done) = app.inflight.cancel(&id) {
+    if let Some(done) = app.inflight.cancel(tenant.as_str(), &id) {
         return wait_for_end(done).await.map(Json);
     }
     if let Some(runs) = &app.runs {
-        if runs.get_live(DEFAULT_TENANT, &id).await?.is_some() {
+        if runs.get_live(tenant.as_str(), &id).await?.is_some() {
             return Err(ApiError::new(
                 axum::http::StatusCode::CONFLICT,
                 "invalid_request_error",
@@ -207,7 +212,7 @@ pub async fn cancel_response(
             .code("response_running_elsewhere"));
         }
     }
-    match app.engine.store().get(&id).await? {
+    match app.engine.store().get(tenant.as_str(), &id).await? {
         Some(r) => Err(ApiError::invalid(format!(
             "Cannot cancel a response with status '{}': only in-progress responses can be cancelled.",
             r.status.as_str()

@@ -84,6 +84,7 @@ async fn a_live_row_is_read_back_per_tenant_and_replaced_by_the_final_save() {
         let done = resource("resp_live", None, vec![assistant("msg_o", "done")]);
         let input = [user("msg_i", "hi")];
         let new = NewResponse {
+            tenant: "default",
             response: &done,
             input: &input,
             trace: None,
@@ -169,12 +170,13 @@ async fn events_are_read_after_a_number_and_deleted_with_the_response() {
 
         let done = resource(id, None, Vec::new());
         let new = NewResponse {
+            tenant: "default",
             response: &done,
             input: &[],
             trace: None,
         };
         store.save(new).await.expect("save");
-        assert!(store.delete(id).await.expect("delete"));
+        assert!(store.delete("default", id).await.expect("delete"));
         let gone = store.events_after("default", id, None).await.expect("read");
         assert!(gone.is_empty(), "events deleted with the response");
     }

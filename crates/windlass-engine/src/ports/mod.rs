@@ -5,6 +5,7 @@ pub mod events;
 pub mod mcp;
 pub mod policy;
 pub mod provider;
+pub mod quota;
 pub mod runs;
 pub mod sink;
 pub mod store;

@@ -23,6 +23,7 @@ use crate::mcp::resume::resume_mcp;
 use crate::mcp::McpRun;
 use crate::ports::policy::PolicyContext;
 use crate::ports::provider::{ModelProvider, ModelRequest, ModelToolChoice, ProviderError};
+use crate::ports::store::DEFAULT_TENANT;
 use crate::ports::tools::ToolCall;
 use crate::tooling::ToolSet;
 
@@ -53,17 +54,16 @@ pub struct PreparedRun {
     /// The conversation the response belongs to (its history, and where
     /// its input and output are appended).
     pub(crate) conversation: Option<String>,
-    /// The owner tenant of what the run reads and writes.
+    /// The owner tenant: history and references were read from its rows
+    /// only, and the response is stored as its.
     pub(crate) tenant: String,
 }
-
-/// The tenant of surfaces that have none (no keys, the SDK).
-pub const DEFAULT_TENANT: &str = "default";
 
 /// The items of conversation `id`: a 404 when unknown, a 400 when this
 /// engine keeps no conversations.
 async fn conversation_history(
     inner: &crate::engine::EngineInner,
+    tenant: &str,
     id: &str,
 ) -> Result<Vec<Item>, EngineError> {
     let Some(store) = &inner.conversations else {
@@ -74,7 +74,7 @@ async fn conversation_history(
         ));
     };
     store
-        .conversation_context(DEFAULT_TENANT, id)
+        .conversation_context(tenant, id)
         .await?
         .ok_or_else(|| EngineError::NotFound {
             message: format!("Conversation with id '{id}' not found."),
@@ -95,6 +95,11 @@ impl PreparedRun {
 
     pub fn store(&self) -> bool {
         self.response.store
+    }
+
+    /// The tenant the response belongs to.
+    pub fn tenant(&self) -> &str {
+        &self.tenant
     }
 
     /// Overrides, for this request, how a pause for the client ends.
@@ -124,11 +129,6 @@ impl PreparedRun {
         self.conversation.as_deref()
     }
 
-    /// Sets the owner tenant (the authenticated key's).
-    pub fn set_tenant(&mut self, tenant: &str) {
-        self.tenant = tenant.to_owned();
-    }
-
     /// Names the caller for the policy (an API key's name, an SDK user).
     pub fn set_principal(&mut self, principal: Option<String>) {
         self.principal = principal;
@@ -148,9 +148,17 @@ impl PreparedRun {
 }
 
 impl Engine {
-    /// Validates `req` and loads what it continues from.
-    pub async fn prepare(
+    /// [`prepare_for`](Self::prepare_for) the default tenant (the SDK, and
+    /// servers whose keys name no tenant).
+    pub async fn prepare(&self, req: CreateResponseRequest) -> Result<PreparedRun, EngineError> {
+        self.prepare_for(DEFAULT_TENANT, req).await
+    }
+
+    /// Validates `req` and loads what it continues from, reading only
+    /// `tenant`'s responses and items: another tenant's id is unknown here.
+    pub async fn prepare_for(
         &self,
+        tenant: &str,
         mut req: CreateResponseRequest,
     ) -> Result<PreparedRun, EngineError> {
         let inner = &self.inner;
@@ -185,22 +193,21 @@ impl Engine {
                     "mutually_exclusive_parameters",
                 ))
             }
-            (None, Some(id)) => conversation_history(inner, id).await?,
-            (Some(prev), None) => {
-                inner
-                    .store
-                    .load_context(prev)
-                    .await?
-                    .ok_or_else(|| EngineError::NotFound {
-                        message: format!("Previous response with id '{prev}' not found."),
-                        param: Some("previous_response_id".to_owned()),
-                        code: Some("previous_response_not_found".to_owned()),
-                    })?
-            }
+            (None, Some(id)) => conversation_history(inner, tenant, id).await?,
+            (Some(prev), None) => inner
+                .store
+                .load_context(tenant, prev)
+                .await?
+                // A 400 like OpenAI's; the same for another tenant's id.
+                .ok_or_else(|| EngineError::InvalidRequest {
+                    message: format!("Previous response with id '{prev}' not found."),
+                    param: Some("previous_response_id".to_owned()),
+                    code: Some("previous_response_not_found".to_owned()),
+                })?,
             (None, None) => Vec::new(),
         };
         let raw_input = req.input.take().map(|i| i.into_items()).unwrap_or_default();
-        let input = input::canonicalize_input(raw_input, inner.store.as_ref()).await?;
+        let input = input::canonicalize_input(raw_input, inner.store.as_ref(), tenant).await?;
         let open_calls = input::match_call_outputs(&history, &input)?;
         let resumed = resume_mcp(&history, &input)?;
         check_upstream(inner.provider.as_ref(), &req, &model, &input, &resolved)?;
@@ -241,7 +248,7 @@ impl Engine {
             client_tools_status: inner.config.client_tools_status,
             principal: None,
             conversation,
-            tenant: DEFAULT_TENANT.to_owned(),
+            tenant: tenant.to_owned(),
         })
     }
 }

@@ -38,13 +38,13 @@ pub async fn resume_stream(
     id: &str,
     after: Option<u64>,
 ) -> Result<Response, ApiError> {
-    if let Some(log) = app.inflight.log(id) {
+    if let Some(log) = app.inflight.log(tenant, id) {
         return Ok(sse(follow_log(log, after).boxed()));
     }
     let Some(runs) = app.runs.clone() else {
         return Err(not_resumable(id));
     };
-    let finished = app.engine.store().get(id).await?.is_some();
+    let finished = app.engine.store().get(tenant, id).await?.is_some();
     let live = match finished {
         true => false,
         false => runs.get_live(tenant, id).await?.is_some(),

@@ -13,6 +13,7 @@ use windlass_protocol::{
 use super::log::EventLog;
 use crate::error::ApiError;
 use crate::inflight::Registration;
+use crate::quota_gate::Charge;
 use crate::AppState;
 
 /// What a live row keeps to start a queued response again after a restart.
@@ -48,13 +49,15 @@ pub fn resume_blob(
 
 /// Records `prepared` (a background response, `queued`) as live and hands it
 /// to a worker. Returns the queued resource and the run's event log.
-pub async fn start_background(
+pub(crate) async fn start_background(
     app: &AppState,
     runs: Arc<dyn RunStore>,
-    tenant: &str,
     prepared: PreparedRun,
     resume: Option<String>,
+    charge: Option<Charge>,
 ) -> Result<(ResponseResource, Arc<EventLog>), ApiError> {
+    let tenant = prepared.tenant().to_owned();
+    let tenant = tenant.as_str();
     let response = prepared.response().clone();
     runs.put_live(LiveRun {
         tenant,
@@ -66,15 +69,16 @@ pub async fn start_background(
     .await?;
     let log = EventLog::new(tenant, &response.id, true);
     let cancel = CancellationToken::new();
-    let registration = app
-        .inflight
-        .register_logged(&response, cancel.clone(), Some(log.clone()));
+    let registration =
+        app.inflight
+            .register_logged(tenant, &response, cancel.clone(), Some(log.clone()));
     let job = Job {
         app: app.clone(),
         runs,
         tenant: tenant.to_owned(),
         resume,
         log: log.clone(),
+        charge,
     };
     tokio::spawn(job.run(prepared, cancel, registration));
     Ok((response, log))
@@ -86,10 +90,12 @@ struct Job {
     tenant: String,
     resume: Option<String>,
     log: Arc<EventLog>,
+    /// Token usage is charged to the request's quotas when the run ends.
+    charge: Option<Charge>,
 }
 
 impl Job {
-    async fn run(self, prepared: PreparedRun, cancel: CancellationToken, reg: Registration) {
+    async fn run(mut self, prepared: PreparedRun, cancel: CancellationToken, reg: Registration) {
         let workers = self.app.background.workers.clone();
         // A response cancelled while queued never takes a slot; the engine
         // then ends it `cancelled` at once (its token is already fired).
@@ -116,6 +122,9 @@ impl Job {
             tracing::warn!(id = %outcome.response.id, error = %e, "could not drop a live row");
         }
         reg.finish(&outcome.response);
+        if let Some(charge) = self.charge.take() {
+            charge.usage(&outcome.response).await;
+        }
         drop(permit);
     }
 
