@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::config::EngineConfig;
+use crate::ports::conversations::ConversationStore;
 use crate::ports::mcp::McpHub;
 use crate::ports::policy::{AllowAll, Policy};
 use crate::ports::provider::ModelProvider;
@@ -23,6 +24,8 @@ pub(crate) struct EngineInner {
     pub mcp: Option<Arc<dyn McpHub>>,
     pub policy: Arc<dyn Policy>,
     pub config: EngineConfig,
+    /// Conversations; `None`: `conversation` is refused.
+    pub conversations: Option<Arc<dyn ConversationStore>>,
 }
 
 impl Engine {
@@ -37,6 +40,7 @@ impl Engine {
             mcp: None,
             policy: Arc::new(AllowAll),
             config: EngineConfig::default(),
+            conversations: None,
         }
     }
 
@@ -51,6 +55,11 @@ impl Engine {
     pub fn config(&self) -> &EngineConfig {
         &self.inner.config
     }
+
+    /// The conversation store, when conversations are enabled.
+    pub fn conversations(&self) -> Option<&Arc<dyn ConversationStore>> {
+        self.inner.conversations.as_ref()
+    }
 }
 
 /// Executors are registered here, once.
@@ -61,9 +70,16 @@ pub struct EngineBuilder {
     mcp: Option<Arc<dyn McpHub>>,
     policy: Arc<dyn Policy>,
     config: EngineConfig,
+    conversations: Option<Arc<dyn ConversationStore>>,
 }
 
 impl EngineBuilder {
+    /// Enables `conversation` on create, kept in `store`.
+    pub fn conversations(mut self, store: Arc<dyn ConversationStore>) -> Self {
+        self.conversations = Some(store);
+        self
+    }
+
     /// Enables `mcp` tools, run through `hub`.
     pub fn mcp(mut self, hub: Arc<dyn McpHub>) -> Self {
         self.mcp = Some(hub);
@@ -95,6 +111,7 @@ impl EngineBuilder {
                 mcp: self.mcp,
                 policy: self.policy,
                 config: self.config,
+                conversations: self.conversations,
             }),
         }
     }

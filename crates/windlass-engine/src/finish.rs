@@ -1,6 +1,6 @@
 //! The end of a run: final status, persistence, then the one terminal event.
 
-use tracing::error;
+use tracing::{error, warn};
 use windlass_protocol::{
     EventData, IncompleteDetails, ResponseError, ResponseResource, ResponseStatus, Usage,
 };
@@ -84,6 +84,7 @@ pub(crate) async fn finalize(
             termination = Termination::Failed;
         }
     }
+    append_to_conversation(inner, run, &out.response).await;
     let make: fn(Box<windlass_protocol::ResponseResource>) -> EventData = match out.response.status
     {
         ResponseStatus::Completed => |response| EventData::Completed { response },
@@ -130,4 +131,31 @@ async fn persist(
         ));
     }
     Ok(())
+}
+
+/// A response in a conversation adds its input and output to it, unless it
+/// failed or was cancelled (then the conversation is as before).
+async fn append_to_conversation(
+    inner: &EngineInner,
+    run: &PreparedRun,
+    response: &ResponseResource,
+) {
+    let (Some(id), Some(store)) = (&run.conversation, &inner.conversations) else {
+        return;
+    };
+    if matches!(
+        response.status,
+        ResponseStatus::Failed | ResponseStatus::Cancelled
+    ) {
+        return;
+    }
+    let items: Vec<_> = run.input.iter().chain(&response.output).cloned().collect();
+    match store
+        .append_conversation_items(&run.tenant, id, &items)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => warn!(conversation = %id, "the conversation was deleted during the response"),
+        Err(e) => error!(conversation = %id, error = %e, "could not append to the conversation"),
+    }
 }

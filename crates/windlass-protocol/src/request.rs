@@ -19,6 +19,10 @@ pub struct CreateResponseRequest {
     pub input: Option<Input>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_response_id: Option<String>,
+    /// The conversation this response belongs to: its items come first, and
+    /// the response's input and output are appended to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<ConversationParam>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,4 +218,20 @@ pub enum Truncation {
     Auto,
     #[default]
     Disabled,
+}
+
+/// `conversation` on create: an id, or `{"id": ...}` (OpenAI accepts both).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ConversationParam {
+    Id(String),
+    Object { id: String },
+}
+
+impl ConversationParam {
+    pub fn id(&self) -> &str {
+        match self {
+            ConversationParam::Id(id) | ConversationParam::Object { id } => id,
+        }
+    }
 }

@@ -494,7 +494,7 @@ fn unknown_request_fields_land_in_extra() {
     let req: CreateResponseRequest = parse(json!({
         "model": "m",
         "input": "hi",
-        "conversation": "conv_1",
+        "future_field": "conv_1",
         "prompt": {"id": "p"},
         "temperature": 0.5
     }))
@@ -502,15 +502,26 @@ fn unknown_request_fields_land_in_extra() {
     assert_eq!(req.model.as_deref(), Some("m"));
     assert_eq!(req.temperature, Some(0.5));
     assert_eq!(req.extra.len(), 2, "extra = {:?}", req.extra);
-    assert_eq!(req.extra["conversation"], json!("conv_1"));
+    assert_eq!(req.extra["future_field"], json!("conv_1"));
     assert_eq!(req.extra["prompt"], json!({"id": "p"}));
     // Known fields never land in extra.
     assert!(!req.extra.contains_key("model"));
     assert!(!req.extra.contains_key("temperature"));
     // And extra fields are re-serialized at the top level.
     let back = serde_json::to_value(&req).unwrap();
-    assert_eq!(back["conversation"], json!("conv_1"));
+    assert_eq!(back["future_field"], json!("conv_1"));
     assert_eq!(back["prompt"], json!({"id": "p"}));
+}
+
+#[test]
+fn conversation_is_an_id_or_an_object() {
+    for value in [json!("conv_1"), json!({"id": "conv_1"})] {
+        let req: CreateResponseRequest =
+            parse(json!({"model": "m", "conversation": value.clone()})).unwrap();
+        assert_eq!(req.conversation.as_ref().map(|c| c.id()), Some("conv_1"));
+        assert!(req.extra.is_empty());
+        assert_eq!(serde_json::to_value(&req).unwrap()["conversation"], value);
+    }
 }
 
 #[test]

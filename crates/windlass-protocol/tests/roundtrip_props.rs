@@ -688,6 +688,7 @@ fn create_request() -> impl Strategy<Value = CreateResponseRequest> {
             user,
             allowed_tools,
             client_metadata: None,
+            conversation: None,
             extra,
         },
     )

@@ -16,6 +16,7 @@ use crate::client_tools_status;
 use crate::error::ApiError;
 use crate::in_place::InPlace;
 use crate::keys::AuthedKey;
+use crate::quota_gate::Charge;
 use crate::runs::{self, log::EventLog};
 use crate::sse::SseBody;
 use crate::tenant::Tenant;
@@ -50,7 +51,7 @@ pub async fn create_response(
     prepared.set_client_tools_status(status);
     prepared.set_principal(principal);
     if prepared.background() {
-        return background(&app, prepared, resume).await;
+        return background(&app, prepared, resume, charge).await;
     }
     let cancel = CancellationToken::new();
     // A stored stream keeps its events in memory while it runs, so a client
@@ -119,6 +120,7 @@ async fn background(
     app: &AppState,
     prepared: PreparedRun,
     resume: Option<String>,
+    charge: Charge,
 ) -> Result<Response, ApiError> {
     let Some(runs) = app.runs.clone() else {
         return Err(ApiError::invalid(
@@ -127,8 +129,7 @@ async fn background(
         .param("background"));
     };
     let stream = prepared.stream();
-    let tenant = prepared.tenant().to_owned();
-    let (response, log) = runs::start_background(app, runs, &tenant, prepared, resume).await?;
+    let (response, log) = runs::start_background(app, runs, prepared, resume, Some(charge)).await?;
     if stream {
         return Ok(runs::resume::sse(
             runs::resume::follow_log(log, None).boxed(),

@@ -1,5 +1,5 @@
 //! Responses being generated right now: for the cancel endpoint, `GET` while
-//! running, and cancelling everything at shutdown.
+//! running, stream resume, and cancelling everything at shutdown.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -98,7 +98,8 @@ impl Inflight {
         }
     }
 
-    /// The starting snapshot of `tenant`'s running response.
+    /// The starting snapshot of `tenant`'s running response (with its
+    /// current status for a background one).
     pub fn snapshot(&self, tenant: &str, id: &str) -> Option<ResponseResource> {
         let map = self.map();
         owned(&map, tenant, id).map(|e| e.start.clone())
@@ -111,13 +112,12 @@ impl Inflight {
         }
     }
 
-    /// The event log of `tenant`'s running response whose stream can be
-    /// resumed.
+    /// The event log of `tenant`'s running response, if it can be resumed.
     pub fn log(&self, tenant: &str, id: &str) -> Option<Arc<EventLog>> {
         owned(&self.map(), tenant, id).and_then(|e| e.log.clone())
     }
 
-    /// Every event log that persists (for the periodic flush).
+    /// Every event log (for the periodic flush).
     pub fn logs(&self) -> Vec<Arc<EventLog>> {
         self.map().values().filter_map(|e| e.log.clone()).collect()
     }

@@ -7,6 +7,7 @@ mod browser;
 mod client_tools_status;
 pub mod config;
 mod consistency;
+mod conversations;
 mod create;
 pub mod error;
 mod in_place;
@@ -126,6 +127,21 @@ pub fn router(state: AppState) -> Router {
         .route("/responses/{id}/input_items", get(resources::input_items))
         .route("/responses/{id}/trace", get(resources::get_trace))
         .route("/responses/{id}/cancel", post(resources::cancel_response))
+        .route("/conversations", post(conversations::create))
+        .route(
+            "/conversations/{id}",
+            get(conversations::get)
+                .post(conversations::update)
+                .delete(conversations::delete),
+        )
+        .route(
+            "/conversations/{id}/items",
+            get(conversations::list_items).post(conversations::add_items),
+        )
+        .route(
+            "/conversations/{id}/items/{item_id}",
+            get(conversations::get_item).delete(conversations::delete_item),
+        )
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))
         .method_not_allowed_fallback(auth::method_not_allowed);

@@ -15,9 +15,11 @@
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod codec;
 mod memory;
+mod memory_conversations;
 mod memory_runs;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod paging;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 

@@ -32,6 +32,16 @@ pub(crate) struct Inner {
     pub(crate) live: HashMap<String, LiveRecord>,
     /// Stored stream events by response id, with their tenant.
     pub(crate) events: HashMap<String, (String, Vec<StoredEvent>)>,
+    /// Conversations by id (see `memory_conversations.rs`).
+    pub(crate) conversations: HashMap<String, StoredConversation>,
+}
+
+#[derive(Debug)]
+pub(crate) struct StoredConversation {
+    pub tenant: String,
+    pub conversation: windlass_engine::Conversation,
+    /// Oldest first.
+    pub items: Vec<Item>,
 }
 
 #[derive(Debug)]
@@ -78,6 +88,20 @@ impl MemoryStore {
 }
 
 impl Inner {
+    pub(crate) fn conversation(&self, tenant: &str, id: &str) -> Option<&StoredConversation> {
+        self.conversations.get(id).filter(|c| c.tenant == tenant)
+    }
+
+    pub(crate) fn conversation_mut(
+        &mut self,
+        tenant: &str,
+        id: &str,
+    ) -> Option<&mut StoredConversation> {
+        self.conversations
+            .get_mut(id)
+            .filter(|c| c.tenant == tenant)
+    }
+
     pub(crate) fn is_stored(&self, id: &str) -> bool {
         self.responses.contains_key(id)
     }
@@ -135,6 +159,8 @@ impl Inner {
             return false;
         };
         self.traces.remove(id);
+        self.events.remove(id);
+        self.live.remove(id);
         for &key in response.context_keys() {
             self.release(key);
         }
@@ -251,22 +277,16 @@ impl ResponseStore for MemoryStore {
 
     async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {
         let mut inner = self.lock()?;
-        // A live row and stream events of this tenant go too.
-        if inner
-            .events
-            .get(id)
-            .is_some_and(|(owner, _)| owner == tenant)
-        {
-            inner.events.remove(id);
-        }
-        let live = match inner.live.get(id) {
-            Some(row) if row.tenant == tenant => inner.live.remove(id).is_some(),
-            _ => false,
-        };
         if inner.owned(tenant, id).is_none() {
-            return Ok(live);
+            // A response that has not ended yet has only a live row.
+            if inner.live.get(id).is_some_and(|r| r.tenant == tenant) {
+                inner.live.remove(id);
+                inner.events.remove(id);
+                return Ok(true);
+            }
+            return Ok(false);
         }
-        Ok(inner.remove(id) || live)
+        Ok(inner.remove(id))
     }
 
     async fn prune(&self, created_before: u64) -> Result<u64, StoreError> {

@@ -122,7 +122,9 @@ impl Gateway {
         if !opts.client_functions && opts.executors.is_empty() && opts.mcp.is_none() {
             engine.loop_mode = LoopMode::SingleShot;
         }
-        let mut builder = Engine::builder(provider, store.clone()).config(engine);
+        let mut builder = Engine::builder(provider, store.clone())
+            .conversations(store.clone())
+            .config(engine);
         for e in &opts.executors {
             builder = builder.executor(e.clone());
         }

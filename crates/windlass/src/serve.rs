@@ -55,7 +55,11 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
     let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
-    let engine = Engine::builder(provider, opened.store)
+    let mut builder = Engine::builder(provider, opened.store);
+    if let Some(conversations) = opened.conversations {
+        builder = builder.conversations(conversations);
+    }
+    let engine = builder
         .mcp(governed.hub)
         .policy(governed.policy)
         .config(settings.engine)

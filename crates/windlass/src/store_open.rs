@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use windlass_engine::{
-    CancelBus, LocalCancelBus, QuotaCounter, ResponseStore, RunStore, StoreError,
+    CancelBus, ConversationStore, LocalCancelBus, QuotaCounter, ResponseStore, RunStore, StoreError,
 };
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
@@ -17,6 +17,9 @@ pub struct OpenedStore {
     /// Quotas counted in the database (shared by replicas); `None`: the
     /// server's in-process counter.
     pub quota: Option<Arc<dyn QuotaCounter>>,
+    /// Conversations (SQLite only so far: on Postgres the endpoints answer
+    /// that conversations are not enabled).
+    pub conversations: Option<Arc<dyn ConversationStore>>,
 }
 
 pub async fn open_store(
@@ -32,14 +35,16 @@ pub async fn open_store(
             store: store.clone(),
             runs: store,
             cancel_bus: Arc::new(bus),
+            conversations: None,
         });
     }
     let store = Arc::new(SqliteStore::open_with(db, sqlite.clone()).await?);
     Ok(OpenedStore {
         store: store.clone(),
-        runs: store,
+        runs: store.clone(),
         cancel_bus: Arc::new(LocalCancelBus),
         quota: None,
+        conversations: Some(store),
     })
 }
 

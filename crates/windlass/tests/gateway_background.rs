@@ -237,3 +237,57 @@ async fn a_stream_read_to_its_end_is_not_resumable() {
     assert_eq!(status, 400, "{body}");
     assert_eq!(body["error"]["code"], "stream_not_resumable");
 }
+
+/// Live rows a dead replica left behind (lease expired) are claimed by the
+/// running server's lease keeper: the queued one runs with its id, the
+/// running one ends `failed` with the reason.
+#[tokio::test]
+async fn rows_of_a_dead_replica_are_resumed_or_failed() {
+    use windlass_engine::LiveRun;
+    use windlass_protocol::{ResponseResource, ResponseStatus};
+
+    let mut opts = gateway_options(4);
+    opts.server.background.lease_ms = 300;
+    let gw = Gateway::start_with(opts).await;
+    let runs = gw.state.runs.clone().expect("run store");
+    let skeleton = |id: &str, status: ResponseStatus| -> ResponseResource {
+        let mut r: ResponseResource = serde_json::from_value(json!({
+            "id": id, "object": "response", "created_at": 1, "status": "queued",
+            "model": "m", "output": [], "tools": [], "tool_choice": "auto",
+            "truncation": "disabled", "parallel_tool_calls": true,
+            "text": {"format": {"type": "text"}}, "top_p": 1.0, "presence_penalty": 0.0,
+            "frequency_penalty": 0.0, "top_logprobs": 0, "temperature": 1.0,
+            "store": true, "background": true, "service_tier": "default", "metadata": {}
+        }))
+        .expect("resource");
+        r.status = status;
+        r
+    };
+    let queued = skeleton("resp_dead_queued", ResponseStatus::Queued);
+    let running = skeleton("resp_dead_running", ResponseStatus::InProgress);
+    let blob = json!({"request": {"model": "m", "input": "again", "background": true},
+                      "principal": null, "requires_action": false})
+    .to_string();
+    gw.upstream.push(Reply::text("Run again."));
+    for (r, resume) in [(&queued, Some(blob.as_str())), (&running, None)] {
+        runs.put_live(LiveRun {
+            tenant: "default",
+            response: r,
+            replica: "replica_dead",
+            lease_until: 1,
+            resume,
+        })
+        .await
+        .expect("put");
+    }
+    let done = poll_until_done(&gw, "resp_dead_queued").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["output"][0]["content"][0]["text"], "Run again.");
+    let failed = poll_until_done(&gw, "resp_dead_running").await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(failed["error"]["message"]
+        .as_str()
+        .expect("message")
+        .contains("stopped before it finished"));
+    assert_eq!(gw.upstream.request_count(), 1);
+}

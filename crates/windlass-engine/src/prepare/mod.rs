@@ -51,9 +51,36 @@ pub struct PreparedRun {
     pub(crate) client_tools_status: ClientToolsStatus,
     /// Who asked (see [`PolicyContext::principal`]).
     pub(crate) principal: Option<String>,
+    /// The conversation the response belongs to (its history, and where
+    /// its input and output are appended).
+    pub(crate) conversation: Option<String>,
     /// The owner tenant: history and references were read from its rows
     /// only, and the response is stored as its.
     pub(crate) tenant: String,
+}
+
+/// The items of conversation `id`: a 404 when unknown, a 400 when this
+/// engine keeps no conversations.
+async fn conversation_history(
+    inner: &crate::engine::EngineInner,
+    tenant: &str,
+    id: &str,
+) -> Result<Vec<Item>, EngineError> {
+    let Some(store) = &inner.conversations else {
+        return Err(EngineError::invalid_code(
+            "Conversations are not enabled on this server.",
+            Some("conversation"),
+            "unsupported_parameter",
+        ));
+    };
+    store
+        .conversation_context(tenant, id)
+        .await?
+        .ok_or_else(|| EngineError::NotFound {
+            message: format!("Conversation with id '{id}' not found."),
+            param: Some("conversation".to_owned()),
+            code: Some("conversation_not_found".to_owned()),
+        })
 }
 
 impl PreparedRun {
@@ -95,6 +122,11 @@ impl PreparedRun {
     pub fn set_identity(&mut self, id: String, created_at: u64) {
         self.response.id = id;
         self.response.created_at = created_at;
+    }
+
+    /// The conversation the response belongs to.
+    pub fn conversation(&self) -> Option<&str> {
+        self.conversation.as_deref()
     }
 
     /// Names the caller for the policy (an API key's name, an SDK user).
@@ -152,8 +184,17 @@ impl Engine {
             check_servers(hub, &resolved.mcp).await?;
         }
 
-        let history = match &req.previous_response_id {
-            Some(prev) => inner
+        let conversation = req.conversation.as_ref().map(|c| c.id().to_owned());
+        let history = match (&req.previous_response_id, &conversation) {
+            (Some(_), Some(_)) => {
+                return Err(EngineError::invalid_code(
+                    "Mutually exclusive parameters: 'previous_response_id' and 'conversation' cannot be used together.",
+                    Some("conversation"),
+                    "mutually_exclusive_parameters",
+                ))
+            }
+            (None, Some(id)) => conversation_history(inner, tenant, id).await?,
+            (Some(prev), None) => inner
                 .store
                 .load_context(tenant, prev)
                 .await?
@@ -163,7 +204,7 @@ impl Engine {
                     param: Some("previous_response_id".to_owned()),
                     code: Some("previous_response_not_found".to_owned()),
                 })?,
-            None => Vec::new(),
+            (None, None) => Vec::new(),
         };
         let raw_input = req.input.take().map(|i| i.into_items()).unwrap_or_default();
         let input = input::canonicalize_input(raw_input, inner.store.as_ref(), tenant).await?;
@@ -206,6 +247,7 @@ impl Engine {
             limits,
             client_tools_status: inner.config.client_tools_status,
             principal: None,
+            conversation,
             tenant: tenant.to_owned(),
         })
     }

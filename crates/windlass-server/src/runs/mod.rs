@@ -20,10 +20,8 @@ use tokio::sync::Semaphore;
 use windlass_engine::UnixMillis;
 
 pub use recover::keep_leases;
-pub use worker::{resume_blob, start_background};
-
-/// The tenant of requests until tenancy assigns one per key.
-pub const DEFAULT_TENANT: &str = "default";
+pub use worker::resume_blob;
+pub(crate) use worker::start_background;
 
 /// Background-mode settings (`[server.background]`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]

@@ -90,7 +90,7 @@ async fn resume(
         Ok(b) => b,
         Err(e) => return Err(StoreError::Corrupt(format!("resume data: {e}"))),
     };
-    let mut prepared = match app.engine.prepare(blob.request).await {
+    let mut prepared = match app.engine.prepare_for(&record.tenant, blob.request).await {
         Ok(p) => p,
         Err(e) => {
             let why = format!("The queued background response could not be started again: {e}");
@@ -103,7 +103,7 @@ async fn resume(
         prepared.set_client_tools_status(ClientToolsStatus::RequiresAction);
     }
     let resume = record.resume.clone();
-    start_background(app, runs.clone(), &record.tenant, prepared, resume)
+    start_background(app, runs.clone(), prepared, resume, None)
         .await
         .map(drop)
         .map_err(|e| StoreError::Backend(format!("{e:?}")))

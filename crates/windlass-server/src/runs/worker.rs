@@ -13,6 +13,7 @@ use windlass_protocol::{
 use super::log::EventLog;
 use crate::error::ApiError;
 use crate::inflight::Registration;
+use crate::quota_gate::Charge;
 use crate::AppState;
 
 /// What a live row keeps to start a queued response again after a restart.
@@ -48,13 +49,15 @@ pub fn resume_blob(
 
 /// Records `prepared` (a background response, `queued`) as live and hands it
 /// to a worker. Returns the queued resource and the run's event log.
-pub async fn start_background(
+pub(crate) async fn start_background(
     app: &AppState,
     runs: Arc<dyn RunStore>,
-    tenant: &str,
     prepared: PreparedRun,
     resume: Option<String>,
+    charge: Option<Charge>,
 ) -> Result<(ResponseResource, Arc<EventLog>), ApiError> {
+    let tenant = prepared.tenant().to_owned();
+    let tenant = tenant.as_str();
     let response = prepared.response().clone();
     runs.put_live(LiveRun {
         tenant,
@@ -75,6 +78,7 @@ pub async fn start_background(
         tenant: tenant.to_owned(),
         resume,
         log: log.clone(),
+        charge,
     };
     tokio::spawn(job.run(prepared, cancel, registration));
     Ok((response, log))
@@ -86,10 +90,12 @@ struct Job {
     tenant: String,
     resume: Option<String>,
     log: Arc<EventLog>,
+    /// Token usage is charged to the request's quotas when the run ends.
+    charge: Option<Charge>,
 }
 
 impl Job {
-    async fn run(self, prepared: PreparedRun, cancel: CancellationToken, reg: Registration) {
+    async fn run(mut self, prepared: PreparedRun, cancel: CancellationToken, reg: Registration) {
         let workers = self.app.background.workers.clone();
         // A response cancelled while queued never takes a slot; the engine
         // then ends it `cancelled` at once (its token is already fired).
@@ -105,7 +111,20 @@ impl Job {
         let outcome = self.app.engine.run(prepared, &mut sink, cancel).await;
         self.log.end();
         self.log.flush(self.runs.as_ref()).await;
+        // The final save replaced the live row; if it could not be stored,
+        // the row goes too, or this process would renew it `in_progress`
+        // for as long as it lives.
+        if let Err(e) = self
+            .runs
+            .drop_live(&self.tenant, &outcome.response.id)
+            .await
+        {
+            tracing::warn!(id = %outcome.response.id, error = %e, "could not drop a live row");
+        }
         reg.finish(&outcome.response);
+        if let Some(charge) = self.charge.take() {
+            charge.usage(&outcome.response).await;
+        }
         drop(permit);
     }
 

@@ -8,6 +8,7 @@
 
 mod checkpoint;
 mod conn;
+mod conversations;
 mod migrate;
 mod prune;
 mod read;

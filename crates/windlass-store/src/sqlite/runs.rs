@@ -1,5 +1,5 @@
 //! The live-run port on SQLite: `live_runs` and `response_events` (see
-//! `migrations/0004_live_runs.sql`). Writes go through the one writer like
+//! `migrations/0005_live_runs.sql`). Writes go through the one writer like
 //! every write; reads run inline on a reader.
 
 use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
