@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
-use windlass_engine::NoEvents;
-use windlass_protocol::CreateResponseRequest;
+use windlass_engine::{ClientToolsStatus, NoEvents, PreparedRun};
+use windlass_protocol::{CreateResponseRequest, Item};
 
 use crate::client_tools_status;
 use crate::error::ApiError;
@@ -28,15 +28,8 @@ pub async fn create_response(
     let bytes = body.map_err(body_error)?;
     let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
-    crate::consistency::previous_not_running(&app, &req)?;
-    let mut prepared = app.engine.prepare(req).await?;
-    prepared.set_client_tools_status(client_tools_status::effective(
-        header_status,
-        key.as_ref().and_then(|Extension(k)| k.client_tools_status),
-        app.engine.config().client_tools_status,
-    ));
-    // The key's name is who the policy (governance) sees as the caller.
-    prepared.set_principal(key.map(|Extension(k)| k.name));
+    let key = key.map(|Extension(k)| k);
+    let prepared = prepare(&app, key.as_ref(), header_status, req, None).await?;
     let cancel = CancellationToken::new();
     let registration = app.inflight.register(prepared.response(), cancel.clone());
     let engine = app.engine.clone();
@@ -76,8 +69,30 @@ pub async fn create_response(
     }
 }
 
+/// Checks and prepares a create for whoever `key` authenticated: every
+/// surface that starts a response (HTTP, WebSocket) goes through here.
+/// `known`: see [`windlass_engine::Engine::prepare_from`].
+pub async fn prepare(
+    app: &AppState,
+    key: Option<&AuthedKey>,
+    header_status: Option<ClientToolsStatus>,
+    req: CreateResponseRequest,
+    known: Option<Vec<Item>>,
+) -> Result<PreparedRun, ApiError> {
+    crate::consistency::previous_not_running(app, &req)?;
+    let mut prepared = app.engine.prepare_from(req, known).await?;
+    prepared.set_client_tools_status(client_tools_status::effective(
+        header_status,
+        key.and_then(|k| k.client_tools_status),
+        app.engine.config().client_tools_status,
+    ));
+    // The key's name is who the policy (governance) sees as the caller.
+    prepared.set_principal(key.map(|k| k.name.clone()));
+    Ok(prepared)
+}
+
 /// Parses the create body; a wrong-typed field is named in `param`.
-fn parse_request(bytes: &[u8]) -> Result<CreateResponseRequest, ApiError> {
+pub fn parse_request(bytes: &[u8]) -> Result<CreateResponseRequest, ApiError> {
     parse_json(bytes).map_err(|err| match blame_field(bytes) {
         Some((field, why)) => ApiError::invalid(format!("Invalid value for '{field}': {why}"))
             .param(field)

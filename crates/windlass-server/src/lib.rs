@@ -5,6 +5,7 @@ mod auth;
 mod body;
 mod browser;
 mod client_tools_status;
+mod compact;
 pub mod config;
 mod consistency;
 mod create;
@@ -18,6 +19,7 @@ mod mcp;
 mod meta;
 mod resources;
 pub mod sse;
+mod ws;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -69,7 +71,8 @@ impl AppState {
 
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
-        .route("/responses", post(create::create_response))
+        .route("/responses", post(create::create_response).get(ws::upgrade))
+        .route("/responses/compact", post(compact::compact_response))
         .route(
             "/responses/{id}",
             get(resources::get_response).delete(resources::delete_response),

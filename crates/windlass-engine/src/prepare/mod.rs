@@ -76,6 +76,14 @@ impl PreparedRun {
         &self.response
     }
 
+    /// The transcript this run starts from: the continued chain, then this
+    /// request's input (ids assigned). A surface that keeps unstored
+    /// responses for itself (a WebSocket connection) appends the output to
+    /// it and hands it back to [`Engine::prepare_from`].
+    pub fn context(&self) -> Vec<Item> {
+        self.history.iter().chain(&self.input).cloned().collect()
+    }
+
     /// Names the caller for the policy (an API key's name, an SDK user).
     pub fn set_principal(&mut self, principal: Option<String>) {
         self.principal = principal;
@@ -96,9 +104,18 @@ impl PreparedRun {
 
 impl Engine {
     /// Validates `req` and loads what it continues from.
-    pub async fn prepare(
+    pub async fn prepare(&self, req: CreateResponseRequest) -> Result<PreparedRun, EngineError> {
+        self.prepare_from(req, None).await
+    }
+
+    /// Like [`Engine::prepare`], but `known`, when given, is the context of
+    /// `req.previous_response_id` (a response the surface kept itself, such
+    /// as an unstored one earlier on the same WebSocket) and is used instead
+    /// of the store.
+    pub async fn prepare_from(
         &self,
         mut req: CreateResponseRequest,
+        known: Option<Vec<Item>>,
     ) -> Result<PreparedRun, EngineError> {
         let inner = &self.inner;
         validate::validate_fields(&req)?;
@@ -123,8 +140,9 @@ impl Engine {
             check_servers(hub, &resolved.mcp).await?;
         }
 
-        let history = match &req.previous_response_id {
-            Some(prev) => {
+        let history = match (&req.previous_response_id, known) {
+            (Some(_), Some(context)) => context,
+            (Some(prev), None) => {
                 inner
                     .store
                     .load_context(prev)
@@ -135,7 +153,7 @@ impl Engine {
                         code: Some("previous_response_not_found".to_owned()),
                     })?
             }
-            None => Vec::new(),
+            (None, _) => Vec::new(),
         };
         let raw_input = req.input.take().map(|i| i.into_items()).unwrap_or_default();
         let input = input::canonicalize_input(raw_input, inner.store.as_ref()).await?;
