@@ -69,17 +69,46 @@ fi
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 KEY="compliance-key"
-"$TARGET/windlass" serve --listen "127.0.0.1:$PORT" --db "$WORK/windlass.db" \
-  --upstream "$UPSTREAM" --api-keys "$KEY" >"$WORK/windlass.log" 2>&1 &
+# A slow real model (2 CPU cores) needs minutes to the first byte when busy.
+cat >"$WORK/windlass.toml" <<TOML
+[upstream]
+first_byte_timeout_ms = 300000
+idle_timeout_ms = 300000
+TOML
+"$TARGET/windlass" serve --config "$WORK/windlass.toml" --listen "127.0.0.1:$PORT" \
+  --db "$WORK/windlass.db" --upstream "$UPSTREAM" --api-keys "$KEY" >"$WORK/windlass.log" 2>&1 &
 PIDS+=($!)
+fetch() { python3 -c 'import sys,urllib.request; sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1], timeout=5).read())' "$1"; }
 for _ in $(seq 100); do
-  curl -fs "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
+  fetch "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
   sleep 0.1
 done
 
-(cd "$VENDOR" && "$ROOT/$BUN" run bin/compliance-test.ts \
-  --base-url "http://127.0.0.1:$PORT/v1" --api-key "$KEY" --model "$MODEL" --json) \
-  >"$WORK/results.json" || true
+suite() {
+  (cd "$VENDOR" && "$ROOT/$BUN" run bin/compliance-test.ts \
+    --base-url "http://127.0.0.1:$PORT/v1" --api-key "$KEY" --model "$MODEL" --json "$@") || true
+}
+if [ -z "$REAL_UPSTREAM" ]; then
+  suite >"$WORK/results.json"
+else
+  # The suite starts all its tests at once, and its WebSocket tests give up
+  # after 30 s: a small real model on a CPU answers them one at a time.
+  IDS=$(grep -o '^    id: "[a-z-]*"' "$VENDOR/src/lib/compliance-tests.ts" | cut -d'"' -f2)
+  for id in $IDS; do suite --filter "$id" >"$WORK/one-$id.json"; done
+  python3 - "$WORK" $IDS >"$WORK/results.json" <<'EOF'
+import json, sys
+work, ids = sys.argv[1], sys.argv[2:]
+results = []
+for i in ids:
+    try:
+        results += json.load(open(f"{work}/one-{i}.json"))["results"]
+    except ValueError:
+        results.append({"id": i, "status": "failed", "errors": ["the suite printed no JSON"]})
+count = lambda s: sum(r["status"] == s for r in results)
+print(json.dumps({"summary": {"passed": count("passed"), "failed": count("failed"),
+    "skipped": count("skipped"), "total": len(results)}, "results": results}))
+EOF
+fi
 
 python3 - "$WORK/results.json" "$VISION_TESTS" "${REAL_UPSTREAM:+real}" <<'EOF'
 import json, sys
@@ -106,7 +135,7 @@ EOF
 
 if [ -n "$CONTROL" ]; then
   # The suite's image must reach the upstream as an image part, unchanged.
-  curl -fs "$CONTROL/requests" >"$WORK/requests.json"
+  fetch "$CONTROL/requests" >"$WORK/requests.json"
   python3 - "$WORK/requests.json" <<'EOF'
 import json, sys
 requests = json.load(open(sys.argv[1]))

@@ -23,7 +23,7 @@ use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
-use windlass_engine::{ClientToolsStatus, EventSink, SinkClosed};
+use windlass_engine::{ClientToolsStatus, EventSink, RunOutcome, SinkClosed};
 use windlass_protocol::{CreateResponseRequest, Item, ResponseStatus, StreamEvent};
 
 use crate::client_tools_status;
@@ -34,6 +34,10 @@ use crate::AppState;
 
 /// Fields of the HTTP create that a WebSocket `response.create` must not carry.
 const HTTP_ONLY: [&str; 3] = ["stream", "stream_options", "background"];
+
+/// Messages held while a response runs; past this the socket is not read
+/// (TCP pushes back on the client) until the queue drains.
+const MAX_QUEUED: usize = 8;
 
 pub async fn upgrade(
     State(app): State<AppState>,
@@ -166,7 +170,7 @@ impl Session {
         let outcome = loop {
             tokio::select! {
                 outcome = &mut run => break outcome,
-                incoming = next_incoming(rx), if open => match incoming {
+                incoming = next_incoming(rx), if open && queued.len() < MAX_QUEUED => match incoming {
                     Incoming::Create(b) => queued.push_back(b),
                     Incoming::Other => {}
                     Incoming::Closed => {
@@ -178,6 +182,18 @@ impl Session {
             }
         };
         registration.finish(&outcome.response);
+        self.remember(&outcome, context, previous.as_deref());
+        open && !cancel.is_cancelled()
+    }
+
+    /// Keeps a finished unstored response (`context`: what it started
+    /// from) for the next message; a failed continuation forgets its parent.
+    fn remember(
+        &mut self,
+        outcome: &RunOutcome,
+        context: Option<Vec<Item>>,
+        previous: Option<&str>,
+    ) {
         let ended_well = outcome.failure.is_none()
             && matches!(
                 outcome.response.status,
@@ -191,10 +207,9 @@ impl Session {
                     context,
                 });
             }
-            _ if !ended_well => self.forget(previous.as_deref()),
+            _ if !ended_well => self.forget(previous),
             _ => {}
         }
-        open && !cancel.is_cancelled()
     }
 
     /// Parses and checks one message; nothing runs when it is refused.
