@@ -76,14 +76,16 @@ pub enum CompactError {
 }
 
 impl Engine {
-    /// Compacts `req`'s conversation (its stored chain, then its input).
+    /// Compacts `req`'s conversation (its stored chain, read in `tenant`,
+    /// then its input).
     pub async fn compact(
         &self,
+        tenant: &str,
         req: CompactRequest,
         cancel: CancellationToken,
     ) -> Result<CompactResource, CompactError> {
         let pass = compaction_pass(req)?;
-        let prepared = self.prepare(pass).await?;
+        let prepared = self.prepare_for(tenant, pass).await?;
         // The conversation being replaced, without the closing request.
         let mut conversation = prepared.context();
         conversation.pop();

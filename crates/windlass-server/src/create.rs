@@ -16,7 +16,9 @@ use crate::client_tools_status;
 use crate::error::ApiError;
 use crate::in_place::InPlace;
 use crate::keys::AuthedKey;
+use crate::quota_gate::Charge;
 use crate::sse::SseBody;
+use crate::tenant::Tenant;
 use crate::AppState;
 
 pub async fn create_response(
@@ -29,9 +31,11 @@ pub async fn create_response(
     let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
     let key = key.map(|Extension(k)| k);
-    let prepared = prepare(&app, key.as_ref(), header_status, req, None).await?;
+    let (prepared, charge) = prepare(&app, key.as_ref(), header_status, req, None).await?;
     let cancel = CancellationToken::new();
-    let registration = app.inflight.register(prepared.response(), cancel.clone());
+    let registration =
+        app.inflight
+            .register(prepared.tenant(), prepared.response(), cancel.clone());
     let engine = app.engine.clone();
 
     if prepared.stream() {
@@ -41,6 +45,8 @@ pub async fn create_response(
             |mut sink| async move {
                 let outcome = engine.run(prepared, &mut sink, cancel).await;
                 registration.finish(&outcome.response);
+                // Charged before `[DONE]`: the client's next request sees it.
+                charge.usage(&outcome.response).await;
                 sink.done();
             },
         );
@@ -60,6 +66,7 @@ pub async fn create_response(
     let run = async move {
         let outcome = engine.run(prepared, &mut NoEvents, cancel).await;
         registration.finish(&outcome.response);
+        charge.usage(&outcome.response).await;
         outcome
     };
     let outcome = InPlace::new(run, token).await;
@@ -69,18 +76,23 @@ pub async fn create_response(
     }
 }
 
-/// Checks and prepares a create for whoever `key` authenticated: every
-/// surface that starts a response (HTTP, WebSocket) goes through here.
-/// `known`: see [`windlass_engine::Engine::prepare_from`].
+/// Checks, admits (quotas) and prepares a create for whoever `key`
+/// authenticated, in its tenant: every surface that starts a response (HTTP,
+/// WebSocket) goes through here. Charge the returned [`Charge`] with the
+/// response once it has ended. `known`: see
+/// [`windlass_engine::Engine::prepare_from`].
 pub async fn prepare(
     app: &AppState,
     key: Option<&AuthedKey>,
     header_status: Option<ClientToolsStatus>,
     req: CreateResponseRequest,
     known: Option<Vec<Item>>,
-) -> Result<PreparedRun, ApiError> {
-    crate::consistency::previous_not_running(app, &req)?;
-    let mut prepared = app.engine.prepare_from(req, known).await?;
+) -> Result<(PreparedRun, Charge), ApiError> {
+    let tenant = Tenant::of(key);
+    // Before anything runs: a refused request costs nothing upstream.
+    let charge = crate::quota_gate::admit(app, key, tenant.as_str()).await?;
+    crate::consistency::previous_not_running(app, tenant.as_str(), &req)?;
+    let mut prepared = app.engine.prepare_from(tenant.as_str(), req, known).await?;
     prepared.set_client_tools_status(client_tools_status::effective(
         header_status,
         key.and_then(|k| k.client_tools_status),
@@ -88,7 +100,7 @@ pub async fn prepare(
     ));
     // The key's name is who the policy (governance) sees as the caller.
     prepared.set_principal(key.map(|k| k.name.clone()));
-    Ok(prepared)
+    Ok((prepared, charge))
 }
 
 /// Parses the create body; a wrong-typed field is named in `param`.

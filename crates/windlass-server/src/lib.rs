@@ -17,8 +17,12 @@ pub mod limits;
 mod listen;
 mod mcp;
 mod meta;
+pub mod quota;
+mod quota_gate;
 mod resources;
+pub mod scopes;
 pub mod sse;
+pub mod tenant;
 mod ws;
 
 use std::future::Future;
@@ -28,7 +32,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
-use windlass_engine::Engine;
+use windlass_engine::{Engine, QuotaCounter};
 
 pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -36,6 +40,8 @@ pub use inflight::Inflight;
 pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
+pub use quota::InProcessQuota;
+pub use tenant::Tenant;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -49,6 +55,8 @@ pub struct AppState {
     pub keys: Arc<Result<KeyRing, KeyError>>,
     /// Listening on loopback only: `Host` must be a loopback name.
     pub loopback: bool,
+    /// Request/token budgets per key and tenant (in process by default).
+    pub quota: Arc<dyn QuotaCounter>,
 }
 
 impl AppState {
@@ -60,7 +68,14 @@ impl AppState {
             config: Arc::new(config),
             mcp: None,
             loopback: false,
+            quota: Arc::new(InProcessQuota::new()),
         }
+    }
+
+    /// Counts quotas in `counter` (e.g. shared by replicas through Postgres).
+    pub fn with_quota(mut self, counter: Arc<dyn QuotaCounter>) -> Self {
+        self.quota = counter;
+        self
     }
 
     pub fn with_mcp(mut self, directory: Arc<dyn McpDirectory>) -> Self {

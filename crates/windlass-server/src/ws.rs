@@ -148,7 +148,7 @@ impl Session {
         };
         let previous = req.previous_response_id.clone();
         let known = self.known_context(previous.as_deref());
-        let prepared =
+        let (prepared, charge) =
             match prepare(&self.app, self.key.as_ref(), self.header_status, req, known).await {
                 Ok(p) => p,
                 Err(e) => {
@@ -158,10 +158,10 @@ impl Session {
             };
         let context = (!prepared.store()).then(|| prepared.context());
         let cancel = CancellationToken::new();
-        let registration = self
-            .app
-            .inflight
-            .register(prepared.response(), cancel.clone());
+        let registration =
+            self.app
+                .inflight
+                .register(prepared.tenant(), prepared.response(), cancel.clone());
         let engine = self.app.engine.clone();
         let mut sink = WsSink { tx };
         let run = engine.run(prepared, &mut sink, cancel.clone());
@@ -182,6 +182,7 @@ impl Session {
             }
         };
         registration.finish(&outcome.response);
+        charge.usage(&outcome.response).await;
         self.remember(&outcome, context, previous.as_deref());
         open && !cancel.is_cancelled()
     }

@@ -137,7 +137,8 @@ async fn store_false_writes_nothing_json() {
             &json!({"model": "m", "input": "again", "previous_response_id": id}),
         )
         .await;
-    let err = assert_api_error(s, &body, 404);
+    // OpenAI answers an unknown previous response with a 400 naming it.
+    let err = assert_api_error(s, &body, 400);
     assert_eq!(err["param"], "previous_response_id");
     assert_eq!(gw.upstream.request_count(), before);
 }

@@ -188,7 +188,7 @@ async fn an_unstored_response_continues_on_its_socket_and_nowhere_else() {
     .await;
     assert_eq!(miss.len(), 1);
     assert_eq!(miss[0]["type"], "error");
-    assert_eq!(miss[0]["status"], 404);
+    assert_eq!(miss[0]["status"], 400);
     assert_eq!(miss[0]["error"]["code"], "previous_response_not_found");
     assert_eq!(miss[0]["error"]["param"], "previous_response_id");
 }
