@@ -13,6 +13,8 @@ use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 use windlass_server::ServerConfig;
 use windlass_testkit::{Gateway, GatewayOptions, Reply, ToolCallSpec};
 
+mod tenancy_support;
+
 type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
 
 const TERMINAL: [&str; 3] = [
@@ -364,4 +366,36 @@ async fn closing_the_socket_cancels_the_running_response() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(status, "cancelled");
+}
+
+#[tokio::test]
+async fn a_socket_works_in_its_keys_tenant_only() {
+    use tenancy_support::{key, resolve};
+    let mut opts = GatewayOptions::default();
+    opts.server.keys = resolve(&[key("alice", "acme"), key("bob", "globex")]);
+    let gw = Gateway::start_with(opts).await;
+    gw.upstream
+        .push_all([Reply::text("acme answer"), Reply::text("acme again")]);
+    let mut alice = open(&gw, Some("sk-alice")).await;
+    let first = turn(
+        &mut alice,
+        json!({"type": "response.create", "model": "m", "input": "hi"}),
+    )
+    .await;
+    let id = final_response(&first)["id"].clone();
+    // Another tenant's stored response is an unknown id, as over HTTP.
+    let mut bob = open(&gw, Some("sk-bob")).await;
+    let miss = turn(
+        &mut bob,
+        json!({"type": "response.create", "model": "m", "previous_response_id": id, "input": "x"}),
+    )
+    .await;
+    assert_eq!(miss[0]["error"]["code"], "previous_response_not_found");
+    let again = turn(
+        &mut alice,
+        json!({"type": "response.create", "model": "m", "previous_response_id": id, "input": "x"}),
+    )
+    .await;
+    assert_eq!(final_response(&again)["status"], "completed");
+    assert_eq!(gw.upstream.requests().len(), 2);
 }
