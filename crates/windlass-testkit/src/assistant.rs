@@ -129,16 +129,15 @@ fn summary(messages: &[Value]) -> String {
 fn answer(said: &str, messages: &[Value]) -> String {
     let lower = said.to_lowercase();
     if lower.contains("code word") && lower.contains('?') {
-        let earlier = messages[..messages.len().saturating_sub(1)]
-            .iter()
-            .map(text_of);
-        if let Some(word) = earlier.filter_map(|t| code_word(&t)).last() {
+        let earlier = messages[..messages.len().saturating_sub(1)].iter().rev();
+        if let Some(word) = earlier.map(text_of).find_map(|t| code_word(&t)) {
             return word;
         }
     }
     let marker = "reply with exactly:";
     if let Some(at) = lower.find(marker) {
-        let rest = said[at + marker.len()..].trim();
+        // Offsets from the lowercased text; `get` stays safe if they moved.
+        let rest = said.get(at + marker.len()..).unwrap_or_default().trim();
         return rest.trim_end_matches('.').to_owned();
     }
     format!("Hello! You said: {said}")
@@ -147,7 +146,8 @@ fn answer(said: &str, messages: &[Value]) -> String {
 /// "Remember the code word: cobalt. Reply ..." -> "cobalt".
 fn code_word(text: &str) -> Option<String> {
     let at = text.to_lowercase().rfind("code word: ")?;
-    let word: String = text[at + "code word: ".len()..]
+    let word: String = text
+        .get(at + "code word: ".len()..)?
         .chars()
         .take_while(|c| c.is_alphanumeric())
         .collect();
