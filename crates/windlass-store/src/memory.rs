@@ -120,6 +120,18 @@ impl Inner {
         }
     }
 
+    /// Removes a response, its trace and the items only it referenced.
+    fn remove(&mut self, id: &str) -> bool {
+        let Some(response) = self.responses.remove(id) else {
+            return false;
+        };
+        self.traces.remove(id);
+        for &key in response.context_keys() {
+            self.release(key);
+        }
+        true
+    }
+
     /// The response `id` if `tenant` owns it; another tenant's is unknown.
     fn owned(&self, tenant: &str, id: &str) -> Option<&StoredResponse> {
         self.responses.get(id).filter(|r| r.owned_by(tenant))
@@ -232,14 +244,20 @@ impl ResponseStore for MemoryStore {
         if inner.owned(tenant, id).is_none() {
             return Ok(false);
         }
-        let Some(response) = inner.responses.remove(id) else {
-            return Ok(false);
-        };
-        inner.traces.remove(id);
-        for &key in response.context_keys() {
-            inner.release(key);
-        }
-        Ok(true)
+        Ok(inner.remove(id))
+    }
+
+    async fn prune(&self, created_before: u64) -> Result<u64, StoreError> {
+        let mut inner = self.lock()?;
+        let old: Vec<String> = inner
+            .responses
+            .iter()
+            .filter(|(_, r)| r.resource.created_at < created_before)
+            .map(|(id, _)| id.clone())
+            .collect();
+        // Histories are copied, not linked, here: any order keeps the
+        // survivors' transcripts.
+        Ok(old.iter().filter(|id| inner.remove(id)).count() as u64)
     }
 
     async fn find_item(&self, tenant: &str, item_id: &str) -> Result<Option<Item>, StoreError> {

@@ -166,7 +166,7 @@ async fn store_false_writes_nothing_sse() {
             &json!({"model": "m", "input": "again", "previous_response_id": id_of(fin)}),
         )
         .await;
-    assert_api_error(s, &body, 404);
+    assert_api_error(s, &body, 400);
 }
 
 // ------------------------------------------------------------------ chains
@@ -505,7 +505,7 @@ async fn delete_then_get_404_and_delete_again_404() {
             &json!({"model": "m", "input": "y", "previous_response_id": id}),
         )
         .await;
-    assert_api_error(s, &b, 404);
+    assert_api_error(s, &b, 400);
     assert_eq!(stored_response_count(&gw).unwrap_or(0), 0);
 }
 

@@ -99,6 +99,16 @@ pub trait ResponseStore: Send + Sync {
         Ok(None)
     }
 
+    /// Retention, across every tenant: deletes the responses created before
+    /// `created_before` (Unix seconds) with their traces and the items no
+    /// remaining response references; newer responses that continue from a
+    /// pruned one keep their whole history. Returns how many were deleted.
+    async fn prune(&self, _created_before: u64) -> Result<u64, StoreError> {
+        Err(StoreError::Backend(
+            "this store does not support pruning".into(),
+        ))
+    }
+
     /// Cheap liveness probe for `/ready`.
     async fn ping(&self) -> Result<(), StoreError>;
 }

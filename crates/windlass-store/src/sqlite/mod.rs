@@ -9,6 +9,7 @@
 mod checkpoint;
 mod conn;
 mod migrate;
+mod prune;
 mod read;
 mod trace;
 mod write;
@@ -231,6 +232,10 @@ impl ResponseStore for SqliteStore {
     async fn find_item(&self, tenant: &str, item_id: &str) -> Result<Option<Item>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
         read::find_item(conn.conn()?, tenant, item_id)
+    }
+
+    async fn prune(&self, created_before: u64) -> Result<u64, StoreError> {
+        prune::prune(&self.writer, created_before).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -109,7 +109,7 @@ pub(super) async fn save(
 
 /// Runs `write` on the writer connection, on a blocking-pool thread; a
 /// successful write counts as a commit for the checkpointer.
-async fn on_writer<T, F>(writer: &Arc<Mutex<Writer>>, write: F) -> Result<T, StoreError>
+pub(super) async fn on_writer<T, F>(writer: &Arc<Mutex<Writer>>, write: F) -> Result<T, StoreError>
 where
     T: Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
