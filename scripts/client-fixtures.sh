@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real OpenAI clients the tests drive against the `windlass`
-# binary (tests/python): the OpenAI Python SDK and the Agents SDK into
-# .venv-test, OpenAI's Codex CLI into .tools/codex. Pinned; idempotent.
+# binary (tests/python): the OpenAI Python SDK (with its `realtime` extra,
+# `websockets`, for WebSocket mode) and the Agents SDK into .venv-test,
+# OpenAI's Codex CLI into .tools/codex. Pinned; idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +19,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   }
 fi
 "$VENV/bin/pip" install -q --disable-pip-version-check \
-  "openai==$OPENAI" "openai-agents==$AGENTS" 'pytest>=8'
+  "openai[realtime]==$OPENAI" "openai-agents==$AGENTS" 'pytest>=8'
 
 CODEX_DIR=.tools/codex
 have=$(node -p "require('./$CODEX_DIR/node_modules/@openai/codex/package.json').version" 2>/dev/null || true)

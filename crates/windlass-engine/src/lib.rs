@@ -7,6 +7,7 @@
 
 mod classify;
 pub mod client_shapes;
+pub mod compaction;
 pub mod config;
 mod deadline;
 mod driver;
@@ -25,6 +26,7 @@ pub mod trace;
 mod turn;
 pub mod upstream;
 
+pub use compaction::{CompactError, COMPACTION_PROMPT};
 pub use config::*;
 pub use engine::{Engine, EngineBuilder};
 pub use error::*;

@@ -37,6 +37,7 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
         | Item::FunctionCallOutput(_)
         | Item::CustomToolCall(_)
         | Item::CustomToolCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
+        Item::Compaction(c) => out.extend(crate::compaction::summary_message(c)),
         Item::McpCall(c) => {
             out.push(Item::FunctionCall(FunctionCall {
                 id: None,

@@ -16,6 +16,7 @@ pub mod prefix {
     pub const MCP_CALL: &str = "mcp";
     pub const MCP_APPROVAL_REQUEST: &str = "mcpr";
     pub const MCP_APPROVAL_RESPONSE: &str = "mcpa";
+    pub const COMPACTION: &str = "cmp";
 }
 
 /// A new random id with `prefix`, e.g. `resp_3f2a...`.

@@ -15,6 +15,7 @@
 mod open_enum;
 
 pub mod client_tools;
+pub mod compact;
 pub mod content;
 pub mod error;
 pub mod events;
@@ -26,6 +27,7 @@ pub mod response;
 pub mod tools;
 
 pub use client_tools::*;
+pub use compact::*;
 pub use content::*;
 pub use error::*;
 pub use events::*;

@@ -26,7 +26,7 @@ pub async fn read_body(State(app): State<AppState>, req: Request, next: Next) ->
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    if parts.uri.path() == "/v1/responses" {
+    if matches!(parts.uri.path(), "/v1/responses" | "/v1/responses/compact") {
         if let Err(v) = limits::check(&bytes, &cfg.limits) {
             return ApiError::invalid(v.message)
                 .param(v.param)

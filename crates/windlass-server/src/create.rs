@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
-use windlass_engine::{NoEvents, PreparedRun};
-use windlass_protocol::CreateResponseRequest;
+use windlass_engine::{ClientToolsStatus, NoEvents, PreparedRun};
+use windlass_protocol::{CreateResponseRequest, Item};
 
 use crate::client_tools_status;
 use crate::error::ApiError;
@@ -31,25 +31,8 @@ pub async fn create_response(
     let bytes = body.map_err(body_error)?;
     let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
-    let authed = key.as_ref().map(|Extension(k)| k);
-    let tenant = Tenant::of(authed);
-    // Before anything runs: a refused request costs nothing upstream.
-    let charge = crate::quota_gate::admit(&app, authed, tenant.as_str()).await?;
-    crate::consistency::previous_not_running(&app, tenant.as_str(), &req)?;
-    let status = client_tools_status::effective(
-        header_status,
-        authed.and_then(|k| k.client_tools_status),
-        app.engine.config().client_tools_status,
-    );
-    // The key's name is who the policy (governance) sees as the caller.
-    let principal = key.map(|Extension(k)| k.name);
-    let resume = match req.background {
-        Some(true) => runs::resume_blob(&req, principal.as_deref(), status),
-        _ => None,
-    };
-    let mut prepared = app.engine.prepare_for(tenant.as_str(), req).await?;
-    prepared.set_client_tools_status(status);
-    prepared.set_principal(principal);
+    let key = key.map(|Extension(k)| k);
+    let (prepared, charge, resume) = prepare(&app, key.as_ref(), header_status, req, None).await?;
     if prepared.background() {
         return background(&app, prepared, resume, charge).await;
     }
@@ -138,8 +121,43 @@ async fn background(
     Ok(Json(response).into_response())
 }
 
+/// Checks, admits (quotas) and prepares a create for whoever `key`
+/// authenticated, in its tenant: every surface that starts a response (HTTP,
+/// WebSocket) goes through here. Charge the returned [`Charge`] with the
+/// response once it has ended; the `Option<String>` is a background run's
+/// resume blob. `known`: see
+/// [`windlass_engine::Engine::prepare_from`].
+pub async fn prepare(
+    app: &AppState,
+    key: Option<&AuthedKey>,
+    header_status: Option<ClientToolsStatus>,
+    req: CreateResponseRequest,
+    known: Option<Vec<Item>>,
+) -> Result<(PreparedRun, Charge, Option<String>), ApiError> {
+    let tenant = Tenant::of(key);
+    // Before anything runs: a refused request costs nothing upstream.
+    let charge = crate::quota_gate::admit(app, key, tenant.as_str()).await?;
+    crate::consistency::previous_not_running(app, tenant.as_str(), &req)?;
+    let status = client_tools_status::effective(
+        header_status,
+        key.and_then(|k| k.client_tools_status),
+        app.engine.config().client_tools_status,
+    );
+    // The key's name is who the policy (governance) sees as the caller.
+    let principal = key.map(|k| k.name.clone());
+    // What a restarted server needs to start a queued background run again.
+    let resume = match req.background {
+        Some(true) => runs::resume_blob(&req, principal.as_deref(), status),
+        _ => None,
+    };
+    let mut prepared = app.engine.prepare_from(tenant.as_str(), req, known).await?;
+    prepared.set_client_tools_status(status);
+    prepared.set_principal(principal);
+    Ok((prepared, charge, resume))
+}
+
 /// Parses the create body; a wrong-typed field is named in `param`.
-fn parse_request(bytes: &[u8]) -> Result<CreateResponseRequest, ApiError> {
+pub fn parse_request(bytes: &[u8]) -> Result<CreateResponseRequest, ApiError> {
     parse_json(bytes).map_err(|err| match blame_field(bytes) {
         Some((field, why)) => ApiError::invalid(format!("Invalid value for '{field}': {why}"))
             .param(field)

@@ -5,6 +5,7 @@ mod auth;
 mod body;
 mod browser;
 mod client_tools_status;
+mod compact;
 pub mod config;
 mod consistency;
 mod conversations;
@@ -25,6 +26,7 @@ pub mod runs;
 pub mod scopes;
 pub mod sse;
 pub mod tenant;
+mod ws;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -119,7 +121,8 @@ impl AppState {
 
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
-        .route("/responses", post(create::create_response))
+        .route("/responses", post(create::create_response).get(ws::upgrade))
+        .route("/responses/compact", post(compact::compact_response))
         .route(
             "/responses/{id}",
             get(resources::get_response).delete(resources::delete_response),

@@ -23,6 +23,11 @@ impl Charge {
     /// response is already out).
     pub async fn usage(self, response: &ResponseResource) {
         let tokens = response.usage.as_ref().map_or(0, |u| u.total_tokens);
+        self.tokens(tokens).await;
+    }
+
+    /// Charges `tokens` (a compaction pass's usage, which is no response).
+    pub async fn tokens(self, tokens: u64) {
         if self.subjects.is_empty() || tokens == 0 {
             return;
         }

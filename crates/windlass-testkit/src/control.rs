@@ -30,6 +30,10 @@ pub struct ReplySpec {
     /// Append the last tool message's content to `text` ([`Reply::echo_tool_output`]).
     #[serde(default)]
     pub echo_tool_output: bool,
+    /// Answer from each request instead ([`Reply::assistant`]); other
+    /// fields are ignored.
+    #[serde(default)]
+    pub assistant: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -47,6 +51,9 @@ pub struct ErrorJson {
 
 impl ReplySpec {
     pub fn into_reply(self) -> Reply {
+        if self.assistant {
+            return Reply::assistant();
+        }
         if let Some(e) = self.error {
             return Reply::error(e.status, e.message);
         }

@@ -57,6 +57,7 @@
 //! # }
 //! ```
 
+mod assistant;
 mod completion;
 pub mod control;
 mod event_frames;

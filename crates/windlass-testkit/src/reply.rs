@@ -95,6 +95,7 @@ pub struct Reply {
     pub(crate) finish_reason: Option<String>,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) echo_tool_output: bool,
+    pub(crate) assistant: bool,
 }
 
 impl Reply {
@@ -117,7 +118,18 @@ impl Reply {
             finish_reason: None,
             headers: Vec::new(),
             echo_tool_output: false,
+            assistant: false,
         }
+    }
+
+    /// The scripted assistant: the reply is worked out from each request
+    /// (calls an offered tool the user names, answers "reply with exactly",
+    /// recalls a code word, summarises on a compaction prompt). Meant as the
+    /// default reply; see the `assistant` module for the rules.
+    pub fn assistant() -> Self {
+        let mut reply = Reply::text("");
+        reply.assistant = true;
+        reply
     }
 
     /// Appends the content of the request's last `tool` message to the text:
@@ -134,6 +146,9 @@ impl Reply {
         self: std::sync::Arc<Self>,
         request: &serde_json::Value,
     ) -> std::sync::Arc<Self> {
+        if self.assistant {
+            return std::sync::Arc::new(crate::assistant::respond(request));
+        }
         if !self.echo_tool_output {
             return self;
         }

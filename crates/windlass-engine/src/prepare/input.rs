@@ -44,11 +44,14 @@ fn check_item(item: &Item, i: usize) -> Result<(), EngineError> {
             param("").as_deref(),
             "unsupported_item_type",
         )),
-        Item::Compaction(_) => Err(EngineError::invalid_code(
-            "compaction items are not supported by this gateway",
-            param("").as_deref(),
-            "unsupported_item_type",
-        )),
+        Item::Compaction(c) => match crate::compaction::open(&c.encrypted_content) {
+            Some(_) => Ok(()),
+            None => Err(EngineError::invalid_code(
+                "This compaction item was not made by this gateway's /v1/responses/compact.",
+                param(".encrypted_content").as_deref(),
+                "invalid_encrypted_content",
+            )),
+        },
         Item::McpApprovalRequest(_) | Item::McpListTools(_) | Item::McpCall(_) => Ok(()),
         Item::Message(m) => match &m.content {
             MessageContent::Text(_) => Ok(()),
@@ -120,6 +123,7 @@ pub fn with_id(mut item: Item) -> Item {
         Item::FunctionCall(c) => fill(&mut c.id, prefix::FUNCTION_CALL),
         Item::FunctionCallOutput(o) => fill(&mut o.id, prefix::FUNCTION_CALL_OUTPUT),
         Item::Reasoning(r) => fill(&mut r.id, prefix::REASONING),
+        Item::Compaction(c) => fill(&mut c.id, prefix::COMPACTION),
         Item::McpApprovalResponse(r) => fill(&mut r.id, prefix::MCP_APPROVAL_RESPONSE),
         Item::CustomToolCall(c) => fill(&mut c.id, prefix::CUSTOM_TOOL_CALL),
         Item::CustomToolCallOutput(o) => fill(&mut o.id, prefix::CUSTOM_TOOL_CALL_OUTPUT),

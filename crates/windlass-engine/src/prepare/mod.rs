@@ -129,6 +129,14 @@ impl PreparedRun {
         self.conversation.as_deref()
     }
 
+    /// The transcript this run starts from: the continued chain, then this
+    /// request's input (ids assigned). A surface that keeps unstored
+    /// responses for itself (a WebSocket connection) appends the output to
+    /// it and hands it back to [`Engine::prepare_from`].
+    pub fn context(&self) -> Vec<Item> {
+        self.history.iter().chain(&self.input).cloned().collect()
+    }
+
     /// Names the caller for the policy (an API key's name, an SDK user).
     pub fn set_principal(&mut self, principal: Option<String>) {
         self.principal = principal;
@@ -159,7 +167,20 @@ impl Engine {
     pub async fn prepare_for(
         &self,
         tenant: &str,
+        req: CreateResponseRequest,
+    ) -> Result<PreparedRun, EngineError> {
+        self.prepare_from(tenant, req, None).await
+    }
+
+    /// Like [`Engine::prepare_for`], but `known`, when given, is the context
+    /// of `req.previous_response_id` (a response the surface kept itself,
+    /// such as an unstored one earlier on the same WebSocket) and is used
+    /// instead of the store.
+    pub async fn prepare_from(
+        &self,
+        tenant: &str,
         mut req: CreateResponseRequest,
+        known: Option<Vec<Item>>,
     ) -> Result<PreparedRun, EngineError> {
         let inner = &self.inner;
         validate::validate_fields(&req)?;
@@ -185,16 +206,17 @@ impl Engine {
         }
 
         let conversation = req.conversation.as_ref().map(|c| c.id().to_owned());
-        let history = match (&req.previous_response_id, &conversation) {
-            (Some(_), Some(_)) => {
+        let history = match (&req.previous_response_id, &conversation, known) {
+            (Some(_), Some(_), _) => {
                 return Err(EngineError::invalid_code(
                     "Mutually exclusive parameters: 'previous_response_id' and 'conversation' cannot be used together.",
                     Some("conversation"),
                     "mutually_exclusive_parameters",
                 ))
             }
-            (None, Some(id)) => conversation_history(inner, tenant, id).await?,
-            (Some(prev), None) => inner
+            (None, Some(id), _) => conversation_history(inner, tenant, id).await?,
+            (Some(_), None, Some(context)) => context,
+            (Some(prev), None, None) => inner
                 .store
                 .load_context(tenant, prev)
                 .await?
@@ -204,7 +226,7 @@ impl Engine {
                     param: Some("previous_response_id".to_owned()),
                     code: Some("previous_response_not_found".to_owned()),
                 })?,
-            (None, None) => Vec::new(),
+            (None, None, _) => Vec::new(),
         };
         let raw_input = req.input.take().map(|i| i.into_items()).unwrap_or_default();
         let input = input::canonicalize_input(raw_input, inner.store.as_ref(), tenant).await?;

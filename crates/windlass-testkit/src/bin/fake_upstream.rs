@@ -6,17 +6,22 @@
 //! server-side tool `add` (returns "42") so SDK checks can drive a real
 //! multi-turn loop; `--client-tools-completed` sets `client_tools_status =
 //! completed` (the default), `--client-tools-requires-action` the opt-in mode.
+//! `--assistant` makes the scripted assistant (`Reply::assistant`) the reply
+//! served when nothing is queued.
 
 use std::io::Write;
 
 use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_testkit::control::control_router;
-use windlass_testkit::{FakeUpstream, Gateway, GatewayOptions, MockBehavior, MockExecutor};
+use windlass_testkit::{FakeUpstream, Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply};
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let upstream = FakeUpstream::try_start().await?;
+    if args.iter().any(|a| a == "--assistant") {
+        upstream.set_default(Reply::assistant());
+    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let control = listener.local_addr()?;
     let gateway = if args.iter().any(|a| a == "--gateway") {
