@@ -60,6 +60,13 @@ pub struct ServerConfig {
     /// Host names (besides loopback names) accepted in `Host` when listening
     /// on loopback, against DNS rebinding.
     pub allowed_hosts: Vec<String>,
+    /// After a shutdown signal, how long running responses may go on before
+    /// they are cancelled.
+    pub shutdown_grace: Duration,
+    /// An SSE comment (`: keep-alive`) goes out after this long without any
+    /// other bytes on a stream (proxies close silent connections); `None`:
+    /// never.
+    pub sse_keepalive: Option<Duration>,
 }
 
 impl Default for ServerConfig {
@@ -73,6 +80,8 @@ impl Default for ServerConfig {
             connections: ConnectionLimits::default(),
             cors_allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
+            shutdown_grace: Duration::from_secs(30),
+            sse_keepalive: Some(Duration::from_secs(15)),
         }
     }
 }
@@ -106,6 +115,11 @@ pub struct ServerFile {
     pub allowed_hosts: Vec<String>,
     #[serde(default)]
     pub limits: RequestLimits,
+    /// Seconds running responses get after SIGTERM before they are cancelled.
+    pub shutdown_grace_secs: Option<u64>,
+    /// Seconds of silence on an SSE stream before a `: keep-alive` comment
+    /// (0: none).
+    pub sse_keepalive_secs: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -168,6 +182,12 @@ impl ServerFile {
         c.limits = self.limits;
         c.cors_allowed_origins = self.cors_allowed_origins;
         c.allowed_hosts = self.allowed_hosts;
+        if let Some(secs) = self.shutdown_grace_secs {
+            c.shutdown_grace = Duration::from_secs(secs);
+        }
+        if let Some(secs) = self.sse_keepalive_secs {
+            c.sse_keepalive = (secs > 0).then(|| Duration::from_secs(secs));
+        }
         // Fail now rather than on the first request.
         c.key_ring()?;
         Ok(c)
@@ -204,6 +224,7 @@ mod tests {
             "max_body_bytes = 10\nheader_read_timeout_ms = 1000\nbody_read_timeout_ms = 2000\n\
              max_connections = 5\nhard_max_connections = 6\nmax_inflight_responses = 7\n\
              cors_allowed_origins = [\"https://app.example\"]\nallowed_hosts = [\"gw.local\"]\n\
+             shutdown_grace_secs = 4\nsse_keepalive_secs = 0\n\
              [limits]\nmax_input_items = 3\n",
         )
         .resolve(None)
@@ -217,6 +238,10 @@ mod tests {
         assert_eq!(c.cors_allowed_origins, ["https://app.example"]);
         assert_eq!(c.allowed_hosts, ["gw.local"]);
         assert_eq!(c.limits.max_input_items, 3);
+        assert_eq!(c.shutdown_grace, Duration::from_secs(4));
+        assert_eq!(c.sse_keepalive, None);
+        let d = ServerFile::default().resolve(None).unwrap();
+        assert_eq!(d.sse_keepalive, Some(Duration::from_secs(15)));
         assert!(parse("max_connections = 9\nhard_max_connections = 2\n")
             .resolve(None)
             .is_err());

@@ -50,7 +50,8 @@ pub async fn create_response(
                 registration.finish(&outcome.response);
                 sink.done();
             },
-        );
+        )
+        .keep_alive(app.config.sse_keepalive);
         let body = body.map(Ok::<_, std::convert::Infallible>);
         return Response::builder()
             .status(StatusCode::OK)

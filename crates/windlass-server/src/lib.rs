@@ -12,6 +12,7 @@ pub mod error;
 mod in_place;
 pub mod inflight;
 pub mod keys;
+pub mod lifecycle;
 pub mod limits;
 mod listen;
 mod mcp;
@@ -32,6 +33,7 @@ pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
 pub use inflight::Inflight;
 pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
+pub use lifecycle::Lifecycle;
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
 
@@ -47,6 +49,8 @@ pub struct AppState {
     pub keys: Arc<Result<KeyRing, KeyError>>,
     /// Listening on loopback only: `Host` must be a loopback name.
     pub loopback: bool,
+    /// Draining after a shutdown signal: not ready, new requests refused.
+    pub lifecycle: Lifecycle,
 }
 
 impl AppState {
@@ -58,6 +62,7 @@ impl AppState {
             config: Arc::new(config),
             mcp: None,
             loopback: false,
+            lifecycle: Lifecycle::default(),
         }
     }
 
@@ -95,21 +100,24 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` resolves; then cancels every running response
-/// (each ends `cancelled`, stored) and drains connections.
+/// Serves until `shutdown` resolves, then drains (see `lifecycle.rs`):
+/// `/ready` turns 503 and new requests are refused while running responses
+/// get `shutdown_grace` to finish; those still running are then cancelled
+/// (each ends `cancelled`, stored) and connections are closed.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     mut state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     state.loopback = listener.local_addr()?.ip().is_loopback();
-    let inflight = state.inflight.clone();
+    let drained = lifecycle::drain(
+        shutdown,
+        state.lifecycle.clone(),
+        state.inflight.clone(),
+        state.config.shutdown_grace,
+    );
     let limits = state.config.connections.clone();
     let app = router(state);
-    listen::accept_loop(listener, app, limits, shutdown, move || {
-        let n = inflight.cancel_all();
-        tracing::info!(cancelled = n, "shutting down");
-    })
-    .await;
+    listen::accept_loop(listener, app, limits, drained).await;
     Ok(())
 }
