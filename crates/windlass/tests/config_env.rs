@@ -89,7 +89,7 @@ fn a_variable_naming_no_setting_or_a_bad_value_refuses_to_start() {
         ("WINDLASS_LOOP__COMPLETION_CHECK", "maybe", "true or false"),
         ("WINDLASS_NOPE__X", "1", "nope"),
     ] {
-        let err = load_with("", "bad", &[(var, value)]).err().expect(var);
+        let err = load_with("", "bad", &[(var, value)]).expect_err(var);
         let text = err.to_string();
         assert!(matches!(err, ConfigError::Env(_)), "{var}: {text}");
         assert!(text.contains(var) && text.contains(says), "{var}: {text}");
@@ -100,8 +100,7 @@ fn a_variable_naming_no_setting_or_a_bad_value_refuses_to_start() {
         "enum",
         &[("WINDLASS_LOOP__CLIENT_TOOLS_STATUS", "sometimes")],
     )
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     assert!(matches!(err, ConfigError::EnvParse(_)), "{err}");
 }
 
