@@ -33,6 +33,7 @@ pub use ports::events::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;
 pub use ports::provider::*;
+pub use ports::quota::*;
 pub use ports::sink::*;
 pub use ports::store::*;
 pub use ports::tools::*;

@@ -17,6 +17,7 @@ use crate::error::ApiError;
 use crate::in_place::InPlace;
 use crate::keys::AuthedKey;
 use crate::sse::SseBody;
+use crate::tenant::Tenant;
 use crate::AppState;
 
 pub async fn create_response(
@@ -28,8 +29,9 @@ pub async fn create_response(
     let bytes = body.map_err(body_error)?;
     let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
-    crate::consistency::previous_not_running(&app, &req)?;
-    let mut prepared = app.engine.prepare(req).await?;
+    let tenant = Tenant::of(key.as_ref().map(|Extension(k)| k));
+    crate::consistency::previous_not_running(&app, tenant.as_str(), &req)?;
+    let mut prepared = app.engine.prepare_for(tenant.as_str(), req).await?;
     prepared.set_client_tools_status(client_tools_status::effective(
         header_status,
         key.as_ref().and_then(|Extension(k)| k.client_tools_status),
@@ -38,7 +40,9 @@ pub async fn create_response(
     // The key's name is who the policy (governance) sees as the caller.
     prepared.set_principal(key.map(|Extension(k)| k.name));
     let cancel = CancellationToken::new();
-    let registration = app.inflight.register(prepared.response(), cancel.clone());
+    let registration =
+        app.inflight
+            .register(prepared.tenant(), prepared.response(), cancel.clone());
     let engine = app.engine.clone();
 
     if prepared.stream() {

@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use windlass_engine::ClientToolsStatus;
+use windlass_engine::{ClientToolsStatus, DEFAULT_TENANT};
 
 /// The per-key override of how responses with client tool calls end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -43,6 +43,10 @@ pub struct KeyConfig {
     pub key_env: Option<String>,
     #[serde(default)]
     pub client_tools_status: Option<KeyToolsStatus>,
+    /// The tenant whose responses this key reads and writes; "default"
+    /// when unset.
+    #[serde(default)]
+    pub tenant: Option<String>,
 }
 
 // Never print a key.
@@ -52,6 +56,7 @@ impl fmt::Debug for KeyConfig {
             .field("name", &self.name)
             .field("key_env", &self.key_env)
             .field("client_tools_status", &self.client_tools_status)
+            .field("tenant", &self.tenant)
             .finish_non_exhaustive()
     }
 }
@@ -68,6 +73,8 @@ pub enum KeyError {
     Env { name: String, var: String },
     #[error("[[server.keys]] entry has an empty or duplicate name {0:?}")]
     Name(String),
+    #[error("[[server.keys]] entry {0:?}: tenant must be 1-64 characters of A-Z a-z 0-9 _ - .")]
+    Tenant(String),
 }
 
 /// A key ready for comparison: its name and the SHA-256 of its value.
@@ -76,6 +83,7 @@ pub struct ApiKey {
     pub name: String,
     digest: [u8; 32],
     pub client_tools_status: Option<ClientToolsStatus>,
+    pub tenant: String,
 }
 
 impl fmt::Debug for ApiKey {
@@ -83,6 +91,7 @@ impl fmt::Debug for ApiKey {
         f.debug_struct("ApiKey")
             .field("name", &self.name)
             .field("client_tools_status", &self.client_tools_status)
+            .field("tenant", &self.tenant)
             .finish_non_exhaustive()
     }
 }
@@ -99,6 +108,7 @@ impl ApiKey {
             name,
             digest: sha256(value.as_bytes()),
             client_tools_status: None,
+            tenant: DEFAULT_TENANT.to_owned(),
         })
     }
 
@@ -114,6 +124,7 @@ impl ApiKey {
                 name: name.to_owned(),
                 digest: parse_hex(hex.trim()).ok_or_else(|| KeyError::BadDigest(name.into()))?,
                 client_tools_status: None,
+                tenant: DEFAULT_TENANT.to_owned(),
             },
             (None, None, Some(var)) => {
                 let value = std::env::var(var).unwrap_or_default();
@@ -125,6 +136,12 @@ impl ApiKey {
             _ => return Err(KeyError::Source(name.to_owned())),
         };
         key.client_tools_status = c.client_tools_status.map(Into::into);
+        if let Some(tenant) = &c.tenant {
+            if !valid_tenant(tenant) {
+                return Err(KeyError::Tenant(name.to_owned()));
+            }
+            key.tenant = tenant.clone();
+        }
         Ok(key)
     }
 }
@@ -136,6 +153,8 @@ pub struct AuthedKey {
     pub name: String,
     /// This key's override of `client_tools_status`, if it has one.
     pub client_tools_status: Option<ClientToolsStatus>,
+    /// The tenant that owns what this key creates and all it may read.
+    pub tenant: String,
 }
 
 /// Every accepted key.
@@ -183,8 +202,17 @@ impl KeyRing {
         found.map(|k| AuthedKey {
             name: k.name.clone(),
             client_tools_status: k.client_tools_status,
+            tenant: k.tenant.clone(),
         })
     }
+}
+
+/// Tenant names go in logs, metrics labels and database rows: kept short
+/// and plain.
+fn valid_tenant(t: &str) -> bool {
+    (1..=64).contains(&t.len())
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 fn sha256(bytes: &[u8]) -> [u8; 32] {

@@ -17,8 +17,10 @@ pub mod limits;
 mod listen;
 mod mcp;
 mod meta;
+pub mod quota;
 mod resources;
 pub mod sse;
+pub mod tenant;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -36,6 +38,8 @@ pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use lifecycle::Lifecycle;
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
+pub use quota::InProcessQuota;
+pub use tenant::Tenant;
 
 #[derive(Clone)]
 pub struct AppState {

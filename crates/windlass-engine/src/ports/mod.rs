@@ -4,6 +4,7 @@ pub mod events;
 pub mod mcp;
 pub mod policy;
 pub mod provider;
+pub mod quota;
 pub mod sink;
 pub mod store;
 pub mod tools;
