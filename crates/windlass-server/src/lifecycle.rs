@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::inflight::Inflight;
 
 /// How long cancelled runs get to store their final state once the grace
@@ -17,6 +19,8 @@ const CANCEL_WAIT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, Default)]
 pub struct Lifecycle {
     draining: Arc<AtomicBool>,
+    /// Ends the grace period early (a second signal from the operator).
+    cut_short: CancellationToken,
 }
 
 impl Lifecycle {
@@ -26,6 +30,11 @@ impl Lifecycle {
 
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Acquire)
+    }
+
+    /// Cancels the running responses now instead of after the grace period.
+    pub fn cut_short(&self) {
+        self.cut_short.cancel();
     }
 }
 
@@ -44,18 +53,18 @@ pub async fn drain(
         grace_secs = grace.as_secs_f64(),
         "shutting down: not ready, refusing new requests, letting running responses finish"
     );
-    if tokio::time::timeout(grace, inflight.wait_empty())
-        .await
-        .is_ok()
-    {
-        tracing::info!("every running response finished");
-        return;
+    tokio::select! {
+        finished = tokio::time::timeout(grace, inflight.wait_empty()) => {
+            if finished.is_ok() {
+                tracing::info!("every running response finished");
+                return;
+            }
+            tracing::warn!("grace period over");
+        }
+        _ = lifecycle.cut_short.cancelled() => tracing::warn!("grace period cut short"),
     }
     let n = inflight.cancel_all();
-    tracing::warn!(
-        cancelled = n,
-        "grace period over; cancelling the responses still running"
-    );
+    tracing::warn!(cancelled = n, "cancelling the responses still running");
     if tokio::time::timeout(CANCEL_WAIT, inflight.wait_empty())
         .await
         .is_err()

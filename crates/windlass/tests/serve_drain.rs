@@ -1,7 +1,8 @@
 //! Graceful shutdown of a real `windlass serve` process on a real SIGTERM:
 //! `/ready` turns 503 and new requests are refused while a running stream
 //! finishes within the grace period; a run longer than the grace period is
-//! cancelled, stored `cancelled`, and the process exits 0 either way.
+//! cancelled, stored `cancelled`, and the process exits 0 either way; a
+//! second SIGTERM cuts the grace period short.
 
 #[path = "common/gw_util.rs"]
 mod gw_util;
@@ -224,4 +225,24 @@ async fn a_run_longer_than_the_grace_period_is_cancelled_and_stored() {
         .unwrap();
     assert_eq!(got["status"], "cancelled", "{got}");
     assert_eq!(&got, cap.final_response());
+}
+
+#[tokio::test]
+async fn a_second_sigterm_cancels_at_once() {
+    let upstream = FakeUpstream::start().await;
+    upstream.push(slow_text(120, Duration::from_millis(500)));
+    let dir = temp_dir("twice");
+    // A grace period far longer than the test may take.
+    let serve = Serve::start(&upstream, &dir, 3600).await;
+    let client = reqwest::Client::new();
+    let mut live =
+        LiveStream::open_at(&client, &serve.base, &json!({"model": "m", "input": "hi"})).await;
+    assert!(live.read_until("response.output_text.delta", WAIT).await);
+    serve.sigterm();
+    serve.wait_ready_503().await;
+    serve.sigterm();
+    let cap = live.finish(WAIT).await;
+    cap.assert_well_formed();
+    assert_eq!(*cap.types().last().unwrap(), "response.cancelled");
+    assert!(serve.exit_status().await.success());
 }
