@@ -89,6 +89,8 @@ pub mod config;
 #[cfg(feature = "cli")]
 pub mod config_env;
 #[cfg(feature = "cli")]
+mod config_probe;
+#[cfg(feature = "cli")]
 pub mod config_schema;
 #[cfg(feature = "cli")]
 pub mod govern;
