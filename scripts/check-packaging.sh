@@ -10,6 +10,9 @@
 #     download another toolchain to build with exactly that version; clippy's
 #     `incompatible_msrv` lint (on by default, run by .ci/run) reads the same
 #     `rust-version` and refuses std APIs stabilised after it.
+#  4. `cargo install --path crates/windlass` installs a working `windlass`
+#     (into a temporary root).
+#  5. The Dockerfile and the Kubernetes manifests (scripts/check-deploy.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_INCREMENTAL=0
@@ -59,4 +62,15 @@ echo "== cargo publish --dry-run (published crates)"
 # Crates that depend on not-yet-published siblings resolve them from the
 # workspace (cargo's multi-package publish).
 cargo publish --workspace --dry-run --no-verify --allow-dirty -q
+
+echo "== cargo install --path crates/windlass (temporary root)"
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+# --debug and the workspace's target dir reuse the test build; what is
+# checked is that the package installs its binary, not the optimiser.
+cargo install -q --locked --debug --path crates/windlass --root "$root" --target-dir target
+"$root/bin/windlass" --version
+"$root/bin/windlass" serve --help | grep -q -- "--upstream"
+
+./scripts/check-deploy.sh
 echo "packaging: ok"

@@ -1,6 +1,8 @@
 //! Load shedding: a connection accepted past `max_connections` is served the
 //! probes only, and a create past `max_inflight_responses` running ones is
-//! answered 503 with `Retry-After`, before any work.
+//! answered 503 with `Retry-After`, before any work. While draining for
+//! shutdown every request but the probes is refused with 503 and
+//! `Connection: close`, so clients and balancers move to another replica.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -20,21 +22,35 @@ pub async fn admit(State(app): State<AppState>, req: Request, next: Next) -> Res
     if is_probe(path) {
         return next.run(req).await;
     }
+    if app.lifecycle.is_draining() {
+        let mut resp = busy(
+            "The server is shutting down; retry on another instance.",
+            "server_shutting_down",
+        );
+        resp.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return resp;
+    }
     if req.extensions().get::<Overloaded>().is_some() {
-        return busy("Too many open connections; retry shortly.");
+        return busy("Too many open connections; retry shortly.", OVERLOADED);
     }
     let limit = app.config.connections.max_inflight_responses;
     // Counts runs registered so far: a burst can pass it by the few
     // requests still being prepared, which is what a soft cap allows.
     if req.method() == Method::POST && path == "/v1/responses" && app.inflight.len() >= limit {
-        return busy("Too many responses are being generated; retry shortly.");
+        return busy(
+            "Too many responses are being generated; retry shortly.",
+            OVERLOADED,
+        );
     }
     next.run(req).await
 }
 
-fn busy(message: &str) -> Response {
+const OVERLOADED: &str = "server_overloaded";
+
+fn busy(message: &str, code: &'static str) -> Response {
     let mut resp = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "server_error", message)
-        .code("server_overloaded")
+        .code(code)
         .into_response();
     resp.headers_mut().insert(
         header::RETRY_AFTER,

@@ -66,6 +66,13 @@ pub struct ServerConfig {
     pub background: crate::runs::BackgroundConfig,
     /// Budgets per tenant (`[server.tenants.<name>]`), shared by its keys.
     pub tenants: HashMap<String, QuotaLimits>,
+    /// After a shutdown signal, how long running responses may go on before
+    /// they are cancelled.
+    pub shutdown_grace: Duration,
+    /// An SSE comment (`: keep-alive`) goes out after this long without any
+    /// other bytes on a stream (proxies close silent connections); `None`:
+    /// never.
+    pub sse_keepalive: Option<Duration>,
 }
 
 impl Default for ServerConfig {
@@ -81,6 +88,8 @@ impl Default for ServerConfig {
             allowed_hosts: Vec::new(),
             background: crate::runs::BackgroundConfig::default(),
             tenants: HashMap::new(),
+            shutdown_grace: Duration::from_secs(30),
+            sse_keepalive: Some(Duration::from_secs(15)),
         }
     }
 }
@@ -118,6 +127,11 @@ pub struct ServerFile {
     pub background: crate::runs::BackgroundConfig,
     #[serde(default)]
     pub tenants: BTreeMap<String, TenantFile>,
+    /// Seconds running responses get after SIGTERM before they are cancelled.
+    pub shutdown_grace_secs: Option<u64>,
+    /// Seconds of silence on an SSE stream before a `: keep-alive` comment
+    /// (0: none).
+    pub sse_keepalive_secs: Option<u64>,
 }
 
 /// `[server.tenants.<name>]`: one tenant's budgets, over all its keys.
@@ -205,6 +219,12 @@ impl ServerFile {
                 (name, limits)
             })
             .collect();
+        if let Some(secs) = self.shutdown_grace_secs {
+            c.shutdown_grace = Duration::from_secs(secs);
+        }
+        if let Some(secs) = self.sse_keepalive_secs {
+            c.sse_keepalive = (secs > 0).then(|| Duration::from_secs(secs));
+        }
         // Fail now rather than on the first request.
         c.key_ring()?;
         Ok(c)
@@ -241,6 +261,7 @@ mod tests {
             "max_body_bytes = 10\nheader_read_timeout_ms = 1000\nbody_read_timeout_ms = 2000\n\
              max_connections = 5\nhard_max_connections = 6\nmax_inflight_responses = 7\n\
              cors_allowed_origins = [\"https://app.example\"]\nallowed_hosts = [\"gw.local\"]\n\
+             shutdown_grace_secs = 4\nsse_keepalive_secs = 0\n\
              [limits]\nmax_input_items = 3\n",
         )
         .resolve(None)
@@ -271,6 +292,10 @@ mod tests {
         assert!(!a.scopes.contains(crate::scopes::Scope::ResponsesWrite));
         let bad = parse("[[keys]]\nname = \"a\"\nkey = \"k\"\nscopes = [\"root\"]\n");
         assert!(bad.resolve(None).is_err());
+        assert_eq!(c.shutdown_grace, Duration::from_secs(4));
+        assert_eq!(c.sse_keepalive, None);
+        let d = ServerFile::default().resolve(None).unwrap();
+        assert_eq!(d.sse_keepalive, Some(Duration::from_secs(15)));
         assert!(parse("max_connections = 9\nhard_max_connections = 2\n")
             .resolve(None)
             .is_err());

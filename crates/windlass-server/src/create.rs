@@ -69,7 +69,8 @@ pub async fn create_response(
                 charge.usage(&outcome.response).await;
                 sink.done();
             },
-        );
+        )
+        .keep_alive(app.config.sse_keepalive);
         let body = body.map(Ok::<_, std::convert::Infallible>);
         return Response::builder()
             .status(StatusCode::OK)

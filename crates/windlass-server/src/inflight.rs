@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tokio_util::sync::CancellationToken;
 use windlass_protocol::{ResponseResource, ResponseStatus};
 
@@ -24,6 +24,8 @@ struct Entry {
 #[derive(Clone, Default)]
 pub struct Inflight {
     inner: Arc<Mutex<HashMap<String, Entry>>>,
+    /// Woken whenever the last running response ends (shutdown waits on it).
+    idle: Arc<Notify>,
 }
 
 /// Held by the task that runs a response; reports its end.
@@ -46,7 +48,10 @@ impl Registration {
     }
 
     fn unregister(&mut self) {
-        self.registry.map().remove(&self.id);
+        let mut map = self.registry.map();
+        if map.remove(&self.id).is_some() && map.is_empty() {
+            self.registry.idle.notify_waiters();
+        }
     }
 }
 
@@ -147,6 +152,20 @@ impl Inflight {
             n += 1;
         }
         n
+    }
+
+    /// Resolves once no response is running (at once if none is).
+    pub async fn wait_empty(&self) {
+        loop {
+            let idle = self.idle.notified();
+            tokio::pin!(idle);
+            // Registered before the check, so an end in between is not lost.
+            idle.as_mut().enable();
+            if self.is_empty() {
+                return;
+            }
+            idle.await;
+        }
     }
 
     pub fn len(&self) -> usize {

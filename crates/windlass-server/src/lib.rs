@@ -14,6 +14,7 @@ pub mod error;
 mod in_place;
 pub mod inflight;
 pub mod keys;
+pub mod lifecycle;
 pub mod limits;
 mod listen;
 mod mcp;
@@ -42,6 +43,7 @@ pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
 pub use inflight::Inflight;
 pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
+pub use lifecycle::Lifecycle;
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
 pub use quota::InProcessQuota;
@@ -69,6 +71,8 @@ pub struct AppState {
     pub background: Arc<runs::Background>,
     /// Request/token budgets per key and tenant (in process by default).
     pub quota: Arc<dyn QuotaCounter>,
+    /// Draining after a shutdown signal: not ready, new requests refused.
+    pub lifecycle: Lifecycle,
 }
 
 impl AppState {
@@ -85,6 +89,7 @@ impl AppState {
             runs: None,
             background,
             quota: Arc::new(InProcessQuota::new()),
+            lifecycle: Lifecycle::default(),
         }
     }
 
@@ -163,8 +168,10 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` resolves; then cancels every running response
-/// (each ends `cancelled`, stored) and drains connections.
+/// Serves until `shutdown` resolves, then drains (see `lifecycle.rs`):
+/// `/ready` turns 503 and new requests are refused while running responses
+/// get `shutdown_grace` to finish; those still running are then cancelled
+/// (each ends `cancelled`, stored) and connections are closed.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     mut state: AppState,
@@ -176,13 +183,16 @@ pub async fn serve(
         tokio::spawn(runs::keep_leases(state.clone(), store, keeper.clone()));
     }
     let _stop_keeper = keeper.drop_guard();
-    let inflight = state.inflight.clone();
+    // Background runs are not cancelled by the drain: what is still running
+    // after the grace period is left to the next process (lease recovery).
+    let drained = lifecycle::drain(
+        shutdown,
+        state.lifecycle.clone(),
+        state.inflight.clone(),
+        state.config.shutdown_grace,
+    );
     let limits = state.config.connections.clone();
     let app = router(state);
-    listen::accept_loop(listener, app, limits, shutdown, move || {
-        let n = inflight.cancel_all();
-        tracing::info!(cancelled = n, "shutting down");
-    })
-    .await;
+    listen::accept_loop(listener, app, limits, drained).await;
     Ok(())
 }

@@ -33,8 +33,9 @@ use crate::config::ConnectionLimits;
 #[derive(Debug, Clone, Copy)]
 pub struct Overloaded;
 
-/// How long running connections get to finish after shutdown began.
-const DRAIN: Duration = Duration::from_secs(30);
+/// How long open connections get to close once every response has ended
+/// (only final bytes and idle keep-alives remain by then).
+const DRAIN: Duration = Duration::from_secs(5);
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
 
 /// Open connections, counted down when a connection's task ends.
@@ -46,14 +47,14 @@ impl Drop for Slot {
     }
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves, then runs
-/// `on_shutdown` and gives open connections [`DRAIN`] to finish.
+/// Serves `app` on `listener` until `shutdown` resolves (the drain is part
+/// of it, so new connections are still answered, with 503, meanwhile), then
+/// gives open connections [`DRAIN`] to finish.
 pub async fn accept_loop(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
-    on_shutdown: impl FnOnce(),
 ) {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -102,7 +103,6 @@ pub async fn accept_loop(
         });
     }
     drop(listener);
-    on_shutdown();
     if tokio::time::timeout(DRAIN, graceful.shutdown())
         .await
         .is_err()

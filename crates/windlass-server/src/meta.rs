@@ -30,8 +30,14 @@ pub async fn health() -> Json<Value> {
     Json(json!({"status": "ok"}))
 }
 
-/// Ready when the store answers.
+/// Ready when the store answers and the server is not shutting down.
 pub async fn ready(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
+    if app.lifecycle.is_draining() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"status": "draining", "reason": "shutting down"})),
+        );
+    }
     match app.engine.store().ping().await {
         Ok(()) => (StatusCode::OK, Json(json!({"status": "ready"}))),
         Err(e) => (

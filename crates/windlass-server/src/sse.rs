@@ -8,13 +8,20 @@
 //!
 //! A client that hangs up makes hyper drop the body: the run is then
 //! cancelled and moved to a task of its own (see `in_place.rs`).
+//!
+//! While the run sends nothing (a long tool, a slow upstream), the body
+//! writes an SSE comment, `: keep-alive`, after each `keep_alive` interval
+//! of silence, so proxies and load balancers do not close an idle stream.
+//! Clients ignore comment lines.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
+use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{EventSink, SinkClosed};
 use windlass_protocol::StreamEvent;
@@ -23,6 +30,8 @@ use crate::in_place::InPlace;
 use crate::runs::log::EventLog;
 
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
+/// An SSE comment line: ignored by clients, keeps the connection busy.
+pub const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 /// Framed bytes written by the run, not yet taken by the body.
 #[derive(Default)]
@@ -133,6 +142,44 @@ pub struct SseBody {
     run: InPlace<()>,
     outbox: Shared,
     log: Option<Arc<EventLog>>,
+    keep_alive: Option<KeepAlive>,
+}
+
+/// The silence timer. Its deadline moves only when it fires (a chunk just
+/// records the time), so a busy stream pays no timer update per chunk.
+struct KeepAlive {
+    every: Duration,
+    timer: Pin<Box<Sleep>>,
+    last_sent: Instant,
+}
+
+impl KeepAlive {
+    fn new(every: Duration) -> Self {
+        let now = Instant::now();
+        KeepAlive {
+            every,
+            timer: Box::pin(tokio::time::sleep_until(now + every)),
+            last_sent: now,
+        }
+    }
+
+    /// True when `every` has passed since the last chunk; re-arms itself.
+    fn due(&mut self, cx: &mut Context<'_>) -> bool {
+        loop {
+            if self.timer.as_mut().poll(cx).is_pending() {
+                return false;
+            }
+            let quiet_until = self.last_sent + self.every;
+            let now = Instant::now();
+            if now >= quiet_until {
+                self.last_sent = now;
+                self.timer.as_mut().reset(now + self.every);
+                return true;
+            }
+            // Something was sent since the timer was set: wait out the rest.
+            self.timer.as_mut().reset(quiet_until);
+        }
+    }
 }
 
 impl SseBody {
@@ -169,7 +216,15 @@ impl SseBody {
             run: InPlace::new(start(sink), cancel),
             outbox,
             log,
+            keep_alive: None,
         }
+    }
+
+    /// Sends `: keep-alive` after each `every` without other output
+    /// (`None`: never).
+    pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
+        self.keep_alive = every.filter(|d| !d.is_zero()).map(KeepAlive::new);
+        self
     }
 }
 
@@ -187,10 +242,18 @@ impl futures::Stream for SseBody {
             if let Some(waker) = outbox.waiting.take() {
                 waker.wake();
             }
+            if let Some(k) = this.keep_alive.as_mut() {
+                k.last_sent = Instant::now();
+            }
             return Poll::Ready(Some(chunk));
         }
         if this.run.is_finished() {
             return Poll::Ready(None);
+        }
+        drop(outbox);
+        // One chunk of its own: one write, never inside an event.
+        if this.keep_alive.as_mut().is_some_and(|k| k.due(cx)) {
+            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)));
         }
         Poll::Pending
     }
@@ -274,6 +337,43 @@ mod tests {
         }
         assert_eq!(body.next().await, None);
         assert_eq!(sent.load(std::sync::atomic::Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn silence_gets_keep_alive_comments_and_output_resets_the_timer() {
+        let (step_tx, mut step_rx) = tokio::sync::mpsc::channel::<()>(1);
+        let every = Duration::from_secs(15);
+        let mut body = SseBody::new(1 << 16, CancellationToken::new(), |mut sink| async move {
+            step_rx.recv().await;
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            sink.send(event(0)).await.expect("open");
+            step_rx.recv().await;
+            sink.done();
+        })
+        .keep_alive(Some(every));
+        // Paused clock: the runtime jumps to the timer when all is idle.
+        assert_eq!(body.next().await.as_deref(), Some(KEEP_ALIVE));
+        assert_eq!(body.next().await.as_deref(), Some(KEEP_ALIVE));
+        step_tx.send(()).await.expect("run waiting");
+        let event_chunk = body.next().await.expect("chunk");
+        assert!(event_chunk.starts_with(b"event: "));
+        let sent_at = Instant::now();
+        assert_eq!(body.next().await.as_deref(), Some(KEEP_ALIVE));
+        // A full interval after the event, not after the last comment.
+        assert_eq!(Instant::now() - sent_at, every);
+        step_tx.send(()).await.expect("run waiting");
+        assert_eq!(body.next().await.as_deref(), Some(DONE));
+        assert_eq!(body.next().await, None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_keep_alive_unless_asked() {
+        let mut body = SseBody::new(1 << 16, CancellationToken::new(), |mut sink| async move {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            sink.send(event(0)).await.expect("open");
+        });
+        let first = body.next().await.expect("chunk");
+        assert!(first.starts_with(b"event: "), "no comment before the event");
     }
 
     #[tokio::test]

@@ -1,4 +1,6 @@
-//! The gateway's settings: defaults, then the TOML file, then flags and env.
+//! The gateway's settings: defaults, then the TOML file, then the
+//! environment (`WINDLASS_SECTION__KEY`, see `config_env.rs`), then flags
+//! and their own variables.
 
 use std::path::Path;
 use std::time::Duration;
@@ -15,6 +17,8 @@ use windlass_tools::McpConfig;
 use crate::upstreams::{apply_timeouts, ResolvedUpstream, UpstreamEntry, UpstreamError};
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
+use crate::config_env::EnvError;
+use crate::config_schema::Schema;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -34,8 +38,12 @@ pub enum ConfigError {
     Mcp(#[from] windlass_tools::ConfigError),
     #[error("[governance]: {0}")]
     Governance(#[from] windlass_governance::GovernanceConfigError),
-    #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL (or [[upstreams]] in the config file)")]
+    #[error("no upstream configured: pass --upstream URL or set WINDLASS_UPSTREAM_URL or OPENAI_BASE_URL (or [[upstreams]] in the config file)")]
     NoUpstream,
+    #[error(transparent)]
+    Env(#[from] EnvError),
+    #[error("config from the environment is invalid: {0}")]
+    EnvParse(toml::de::Error),
     #[error(transparent)]
     Upstreams(#[from] UpstreamError),
     #[error("[store] retention_days must be at least 1 (leave it out to keep everything)")]
@@ -138,30 +146,120 @@ pub struct Settings {
     pub governance: GovernanceConfig,
 }
 
+/// The process environment, read once (tests pass their own).
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    vars: Vec<(String, String)>,
+}
+
+impl Environment {
+    /// The process's variables (those that are valid UTF-8).
+    pub fn current() -> Self {
+        let vars = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        Environment { vars }
+    }
+
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let vars = pairs
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        Environment { vars }
+    }
+
+    /// A variable's value; an empty one counts as unset.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// Every setting the config file accepts, from the structs below.
+pub fn file_schema() -> Schema {
+    // `[governance]` flattens its default rules into the table, which hides
+    // their names from the schema probe: they are added by type.
+    let mut schema = Schema::default();
+    schema.add::<FileConfig>("", &["governance"]);
+    schema.add::<windlass_governance::Rules>("governance", &[]);
+    schema.add::<std::collections::BTreeMap<String, windlass_governance::Rules>>(
+        "governance.keys",
+        &[],
+    );
+    schema.add::<Option<windlass_governance::WebhookConfig>>("governance.webhook", &[]);
+    schema
+}
+
+/// The config file alone, as written (no environment).
 pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let text = read(path)?;
     toml::from_str(&text).map_err(|source| ConfigError::Parse {
         path: path.display().to_string(),
         source,
     })
 }
 
-pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
-    let file = match &args.config {
-        Some(p) => load_file(p)?,
-        None => FileConfig::default(),
+/// The config file (if any) with the environment's `WINDLASS_A__B`
+/// settings applied over it.
+pub fn load(path: Option<&Path>, env: &Environment) -> Result<FileConfig, ConfigError> {
+    let mut table = match path {
+        Some(p) => {
+            toml::from_str::<toml::Table>(&read(p)?).map_err(|source| ConfigError::Parse {
+                path: p.display().to_string(),
+                source,
+            })?
+        }
+        None => toml::Table::new(),
     };
+    let applied = crate::config_env::apply(&mut table, env.vars.iter().cloned(), &file_schema())?;
+    if applied == 0 {
+        // Keeps the parser's line numbers in errors.
+        return match path {
+            Some(p) => load_file(p),
+            None => Ok(FileConfig::default()),
+        };
+    }
+    FileConfig::deserialize(toml::Value::Table(table)).map_err(ConfigError::EnvParse)
+}
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
+    resolve_in(args, &Environment::current())
+}
+
+/// `resolve` against a given environment.
+pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, ConfigError> {
+    let file = load(args.config.as_deref(), env)?;
     let up = file.upstream;
     let lp = file.agent_loop;
     // The flag (or `[upstream]`) is the one-upstream shorthand and, being
-    // a flag, wins over the file's table.
-    let upstreams = match args.upstream_url.or(up.url) {
+    // a flag, wins over the file's table. OpenAI's own variables are the
+    // last resort for both the URL and the key, as in OpenAI's SDKs.
+    let single = args.upstream_url.or(up.url).or_else(|| {
+        file.upstreams
+            .is_empty()
+            .then(|| env.get("OPENAI_BASE_URL").map(str::to_owned))
+            .flatten()
+    });
+    let upstreams = match single {
         Some(base_url) => {
             let mut provider = ChatProviderConfig::new(base_url);
-            provider.api_key = args.upstream_api_key.or(up.api_key);
+            provider.api_key = args
+                .upstream_api_key
+                .or(up.api_key)
+                .or_else(|| env.get("OPENAI_API_KEY").map(str::to_owned));
             apply_timeouts(
                 &mut provider,
                 up.connect_timeout_ms,
@@ -292,7 +390,7 @@ mod tests {
         let Command::Serve(args) = Cli::try_parse_from(argv).unwrap().command else {
             panic!("not serve");
         };
-        resolve(args)
+        resolve_in(args, &Environment::default())
     }
 
     #[test]
@@ -339,6 +437,74 @@ mod tests {
             .key_ring()
             .unwrap();
         assert_eq!(ring.find("sk-b").unwrap().name, "key-2");
+    }
+
+    fn serve_args(argv: &[&str]) -> ServeArgs {
+        let mut full = vec!["windlass", "serve"];
+        full.extend_from_slice(argv);
+        let Command::Serve(args) = Cli::try_parse_from(full).unwrap().command else {
+            panic!("not serve");
+        };
+        args
+    }
+
+    fn single_provider(s: &Settings) -> &ChatProviderConfig {
+        assert_eq!(s.upstreams.len(), 1);
+        &s.upstreams[0].provider
+    }
+
+    #[test]
+    fn openai_variables_are_the_last_resort_for_url_and_key() {
+        let openai = Environment::from_pairs([
+            ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+            ("OPENAI_API_KEY", "sk-openai"),
+        ]);
+        let s = resolve_in(serve_args(&[]), &openai).unwrap();
+        let p = single_provider(&s);
+        assert_eq!(p.base_url, "https://api.openai.com/v1");
+        assert_eq!(p.api_key.as_deref(), Some("sk-openai"));
+        // --upstream wins over OPENAI_BASE_URL; the key still falls back.
+        let s = resolve_in(
+            serve_args(&["--upstream", "http://127.0.0.1:1/v1"]),
+            &openai,
+        )
+        .unwrap();
+        let p = single_provider(&s);
+        assert_eq!(p.base_url, "http://127.0.0.1:1/v1");
+        assert_eq!(p.api_key.as_deref(), Some("sk-openai"));
+        // The flag's key wins over OPENAI_API_KEY.
+        let args = serve_args(&["--upstream-api-key", "sk-flag"]);
+        let s = resolve_in(args, &openai).unwrap();
+        assert_eq!(single_provider(&s).api_key.as_deref(), Some("sk-flag"));
+        // Nothing at all: the error names every way to set it.
+        let err = resolve_in(serve_args(&[]), &Environment::default()).err();
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(text.contains("OPENAI_BASE_URL"), "{text}");
+        // An empty variable counts as unset.
+        let empty = Environment::from_pairs([("OPENAI_BASE_URL", "")]);
+        assert!(matches!(
+            resolve_in(serve_args(&[]), &empty),
+            Err(ConfigError::NoUpstream)
+        ));
+    }
+
+    #[test]
+    fn openai_base_url_does_not_override_a_table_of_upstreams() {
+        let toml = "[[upstreams]]\nname = \"local\"\nurl = \"http://127.0.0.1:2/v1\"\n";
+        let dir = std::env::temp_dir().join(format!("windlass-cfg-{}-table", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("windlass.toml");
+        std::fs::write(&path, toml).unwrap();
+        let env = Environment::from_pairs([
+            ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+            ("OPENAI_API_KEY", "sk-openai"),
+        ]);
+        let args = serve_args(&["--config", path.to_str().unwrap()]);
+        let s = resolve_in(args, &env).unwrap();
+        assert_eq!(s.upstreams[0].name, "local");
+        assert_eq!(s.upstreams[0].provider.base_url, "http://127.0.0.1:2/v1");
+        // OpenAI's key is not sent to an upstream that did not ask for it.
+        assert_eq!(s.upstreams[0].provider.api_key, None);
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub async fn govern(
 pub async fn from_file(
     path: &std::path::Path,
 ) -> Result<(Arc<Builtins>, Arc<dyn Policy>), crate::serve::ServeError> {
-    let file = crate::config::load_file(path)?;
+    let file = crate::config::load(Some(path), &crate::config::Environment::current())?;
     let builtins = Arc::new(
         Builtins::start(file.builtins)
             .await

@@ -87,6 +87,12 @@ pub mod cli;
 #[cfg(feature = "cli")]
 pub mod config;
 #[cfg(feature = "cli")]
+pub mod config_env;
+#[cfg(feature = "cli")]
+mod config_probe;
+#[cfg(feature = "cli")]
+pub mod config_schema;
+#[cfg(feature = "cli")]
 pub mod govern;
 #[cfg(feature = "cli")]
 pub mod mcp_stdio;

@@ -78,7 +78,19 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             source,
         })?;
     tracing::info!(listen = %listener.local_addr()?, %upstream, db = %display_db(&settings.db), "windlass serving");
-    windlass_server::serve(listener, state, shutdown_signal()).await?;
+    // The first signal drains; a second one cancels what is still running
+    // at once instead of waiting out the grace period.
+    let lifecycle = state.lifecycle.clone();
+    let first = shutdown_signal();
+    let shutdown = async move {
+        first.await;
+        let second = shutdown_signal();
+        tokio::spawn(async move {
+            second.await;
+            lifecycle.cut_short();
+        });
+    };
+    windlass_server::serve(listener, state, shutdown).await?;
     mcp.shutdown().await;
     Ok(())
 }
@@ -101,23 +113,34 @@ impl McpDirectory for McpView {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGTERM or Ctrl-C. The listeners exist from the call on,
+/// so a signal that arrives before the first poll is not missed.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+    let listeners = {
+        use tokio::signal::unix::{signal, SignalKind};
+        [SignalKind::terminate(), SignalKind::interrupt()].map(|kind| signal(kind).ok())
     };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    async move {
+        #[cfg(unix)]
+        {
+            let [term, int] = listeners;
+            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = wait(term) => {},
+                _ = wait(int) => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

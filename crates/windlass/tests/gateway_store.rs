@@ -8,7 +8,7 @@ use gw_util::{
     assert_api_error, assert_db_empty, item_stored, stored_response_count, stored_statuses,
 };
 use serde_json::{json, Value};
-use windlass_testkit::{Gateway, Reply, ToolCallSpec};
+use windlass_testkit::{Gateway, GatewayOptions, Reply, ToolCallSpec};
 
 fn id_of(r: &Value) -> String {
     r["id"]
@@ -622,7 +622,10 @@ async fn two_continuations_of_one_response_fork_independently() {
 
 #[tokio::test]
 async fn shutdown_with_a_stream_in_flight_stores_it_cancelled() {
-    let gw = Gateway::start().await;
+    // No grace period: shutdown cancels the running stream at once.
+    let mut opts = GatewayOptions::default();
+    opts.server.shutdown_grace = std::time::Duration::ZERO;
+    let gw = Gateway::start_with(opts).await;
     gw.upstream.push(
         Reply::text("word ".repeat(100))
             .chunk_chars(5)

@@ -12,6 +12,8 @@ async fn windlass(args: Vec<String>) -> Output {
             .args(&args)
             .env_remove("WINDLASS_UPSTREAM_URL")
             .env_remove("WINDLASS_MODEL")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
             .env_remove("RUST_LOG")
             .output()
             .expect("run the windlass binary")

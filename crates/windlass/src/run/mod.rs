@@ -102,12 +102,19 @@ async fn execute(args: RunArgs) -> Result<u8, RunError> {
     } else {
         args.prompt.clone()
     };
+    // OpenAI's own variables are the last resort, as in `serve`.
+    let env = crate::config::Environment::current();
+    let openai = |name: &str| env.get(name).map(str::to_owned);
     let url = args
         .upstream_url
         .clone()
+        .or_else(|| openai("OPENAI_BASE_URL"))
         .ok_or_else(|| usage(ConfigError::NoUpstream))?;
     let mut cfg = ChatProviderConfig::new(url);
-    cfg.api_key = args.upstream_api_key.clone();
+    cfg.api_key = args
+        .upstream_api_key
+        .clone()
+        .or_else(|| openai("OPENAI_API_KEY"));
     let provider: Arc<dyn ModelProvider> =
         Arc::new(ChatCompletionsProvider::new(cfg).map_err(usage)?);
     let model = match args.model.clone() {

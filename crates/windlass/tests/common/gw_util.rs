@@ -225,11 +225,15 @@ pub struct LiveStream {
 impl LiveStream {
     /// `POST /v1/responses` with `stream: true`; returns once headers arrived.
     pub async fn open(gw: &Gateway, body: &Value) -> LiveStream {
+        LiveStream::open_at(&gw.client, &gw.base, body).await
+    }
+
+    /// `open` against any server (e.g. a `windlass serve` process).
+    pub async fn open_at(client: &reqwest::Client, base: &str, body: &Value) -> LiveStream {
         let mut body = body.clone();
         body["stream"] = json!(true);
-        let resp = gw
-            .client
-            .post(gw.url("/v1/responses"))
+        let resp = client
+            .post(format!("{base}/v1/responses"))
             .json(&body)
             .send()
             .await
