@@ -60,6 +60,28 @@ pub struct ServerConfig {
     /// Host names (besides loopback names) accepted in `Host` when listening
     /// on loopback, against DNS rebinding.
     pub allowed_hosts: Vec<String>,
+    pub metrics: MetricsConfig,
+}
+
+/// `GET /metrics` (Prometheus), `[server.metrics]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Record metrics and serve `/metrics`; false: neither (404).
+    pub enabled: bool,
+    /// Whether a scrape needs an API key like the API routes. Off by
+    /// default: scrapers usually carry none, and the metrics hold no ids,
+    /// keys or user text (key *names* and model names only).
+    pub require_key: bool,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            enabled: true,
+            require_key: false,
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -73,6 +95,7 @@ impl Default for ServerConfig {
             connections: ConnectionLimits::default(),
             cors_allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
+            metrics: MetricsConfig::default(),
         }
     }
 }
@@ -106,6 +129,8 @@ pub struct ServerFile {
     pub allowed_hosts: Vec<String>,
     #[serde(default)]
     pub limits: RequestLimits,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -168,6 +193,7 @@ impl ServerFile {
         c.limits = self.limits;
         c.cors_allowed_origins = self.cors_allowed_origins;
         c.allowed_hosts = self.allowed_hosts;
+        c.metrics = self.metrics;
         // Fail now rather than on the first request.
         c.key_ring()?;
         Ok(c)

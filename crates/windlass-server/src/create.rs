@@ -9,19 +9,23 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use windlass_engine::NoEvents;
 use windlass_protocol::CreateResponseRequest;
 
 use crate::client_tools_status;
+use crate::completion::Completion;
 use crate::error::ApiError;
 use crate::in_place::InPlace;
 use crate::keys::AuthedKey;
+use crate::request_context::{CompletionLogged, RequestContext};
 use crate::sse::SseBody;
 use crate::AppState;
 
 pub async fn create_response(
     State(app): State<AppState>,
     key: Option<Extension<AuthedKey>>,
+    context: Option<Extension<RequestContext>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -35,28 +39,43 @@ pub async fn create_response(
         key.as_ref().and_then(|Extension(k)| k.client_tools_status),
         app.engine.config().client_tools_status,
     ));
+    let started = context.map_or_else(std::time::Instant::now, |Extension(c)| c.started);
+    let key_name = key.map(|Extension(k)| k.name);
+    let completion = Completion::start(
+        &app.metrics,
+        &prepared.response().model,
+        key_name.as_deref(),
+        started,
+    );
     // The key's name is who the policy (governance) sees as the caller.
-    prepared.set_principal(key.map(|Extension(k)| k.name));
+    prepared.set_principal(key_name);
+    // The run may outlive this handler (SSE body, a client that left):
+    // its log lines keep the request's span, and so its request id.
+    let span = tracing::Span::current();
     let cancel = CancellationToken::new();
     let registration = app.inflight.register(prepared.response(), cancel.clone());
     let engine = app.engine.clone();
 
     if prepared.stream() {
-        let body = SseBody::new(
-            app.config.sse_buffer_bytes,
-            cancel.clone(),
-            |mut sink| async move {
-                let outcome = engine.run(prepared, &mut sink, cancel).await;
+        let body = SseBody::new(app.config.sse_buffer_bytes, cancel.clone(), |mut sink| {
+            async move {
+                let outcome = {
+                    let mut observed = completion.sink(&mut sink);
+                    engine.run(prepared, &mut observed, cancel).await
+                };
                 registration.finish(&outcome.response);
+                completion.finish(&outcome);
                 sink.done();
-            },
-        );
+            }
+            .instrument(span)
+        });
         let body = body.map(Ok::<_, std::convert::Infallible>);
         return Response::builder()
             .status(StatusCode::OK)
             .header(header::CONTENT_TYPE, "text/event-stream")
             .header(header::CACHE_CONTROL, "no-cache")
             .header("x-accel-buffering", "no")
+            .extension(CompletionLogged)
             .body(Body::from_stream(body))
             .map_err(|e| ApiError::internal(e.to_string()));
     }
@@ -65,15 +84,20 @@ pub async fn create_response(
     // run and lets it end, stored, in a task of its own.
     let token = cancel.clone();
     let run = async move {
-        let outcome = engine.run(prepared, &mut NoEvents, cancel).await;
+        let mut none = NoEvents;
+        let mut observed = completion.sink(&mut none);
+        let outcome = engine.run(prepared, &mut observed, cancel).await;
         registration.finish(&outcome.response);
+        completion.finish(&outcome);
         outcome
     };
-    let outcome = InPlace::new(run, token).await;
-    match &outcome.failure {
-        Some(f) => Err(ApiError::from(f)),
-        None => Ok(Json(outcome.response).into_response()),
-    }
+    let outcome = InPlace::new(run.instrument(span), token).await;
+    let mut response = match &outcome.failure {
+        Some(f) => ApiError::from(f).into_response(),
+        None => Json(outcome.response).into_response(),
+    };
+    response.extensions_mut().insert(CompletionLogged);
+    Ok(response)
 }
 
 /// Parses the create body; a wrong-typed field is named in `param`.

@@ -5,6 +5,7 @@ mod auth;
 mod body;
 mod browser;
 mod client_tools_status;
+mod completion;
 pub mod config;
 mod consistency;
 mod create;
@@ -16,6 +17,8 @@ pub mod limits;
 mod listen;
 mod mcp;
 mod meta;
+pub mod metrics;
+pub mod request_context;
 mod resources;
 pub mod sse;
 
@@ -28,12 +31,15 @@ use axum::routing::{get, post};
 use axum::Router;
 use windlass_engine::Engine;
 
-pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
+pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
 pub use inflight::Inflight;
 pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
+pub use metrics::store::TimedStore;
+pub use metrics::Metrics;
+pub use request_context::{RequestContext, REQUEST_ID};
 
 #[derive(Clone)]
 pub struct AppState {
@@ -47,6 +53,8 @@ pub struct AppState {
     pub keys: Arc<Result<KeyRing, KeyError>>,
     /// Listening on loopback only: `Host` must be a loopback name.
     pub loopback: bool,
+    /// Served at `GET /metrics`; disabled by `[server.metrics] enabled = false`.
+    pub metrics: Metrics,
 }
 
 impl AppState {
@@ -55,10 +63,18 @@ impl AppState {
             engine,
             inflight: Inflight::default(),
             keys: Arc::new(config.key_ring()),
+            metrics: Metrics::from_config(&config.metrics),
             config: Arc::new(config),
             mcp: None,
             loopback: false,
         }
+    }
+
+    /// Uses `metrics` (e.g. the one the store was wrapped with, see
+    /// [`TimedStore`]) instead of a fresh one.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     pub fn with_mcp(mut self, directory: Arc<dyn McpDirectory>) -> Self {
@@ -80,18 +96,23 @@ pub fn router(state: AppState) -> Router {
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))
         .method_not_allowed_fallback(auth::method_not_allowed);
-    // Layers run bottom-up: the host check first, the body last.
-    Router::new()
+    let mut root = Router::new()
         .nest("/v1", api)
         .route("/health", get(meta::health))
-        .route("/ready", get(meta::ready))
-        .fallback(auth::not_found)
+        .route("/ready", get(meta::ready));
+    if state.metrics.is_enabled() {
+        root = root.route(metrics::route::PATH, get(metrics::route::scrape));
+    }
+    // Layers run bottom-up: the request id first, then the host check,
+    // the body last.
+    root.fallback(auth::not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(from_fn_with_state(state.clone(), body::read_body))
         .layer(from_fn_with_state(state.clone(), admission::admit))
         .layer(from_fn_with_state(state.clone(), auth::require_key))
         .layer(from_fn_with_state(state.clone(), browser::cors))
         .layer(from_fn_with_state(state.clone(), browser::check_host))
+        .layer(axum::middleware::from_fn(request_context::track))
         .with_state(state)
 }
 
@@ -105,11 +126,15 @@ pub async fn serve(
     state.loopback = listener.local_addr()?.ip().is_loopback();
     let inflight = state.inflight.clone();
     let limits = state.config.connections.clone();
+    let upkeep = state.metrics.spawn_upkeep();
     let app = router(state);
     listen::accept_loop(listener, app, limits, shutdown, move || {
         let n = inflight.cancel_all();
         tracing::info!(cancelled = n, "shutting down");
     })
     .await;
+    if let Some(task) = upkeep {
+        task.abort();
+    }
     Ok(())
 }

@@ -13,7 +13,7 @@ use windlass_engine::{
     Engine, EngineConfig, LoopMode, McpHub, ModelProvider, Policy, ToolExecutor,
 };
 use windlass_providers::{provider_for, ChatProviderConfig, UpstreamKind};
-use windlass_server::{AppState, McpDirectory, ServerConfig};
+use windlass_server::{AppState, McpDirectory, Metrics, ServerConfig, TimedStore};
 use windlass_store::SqliteStore;
 
 use crate::sse_check::SseCapture;
@@ -113,10 +113,14 @@ impl Gateway {
             Some(p) => p.clone(),
             None => provider_for(opts.kind, pcfg).expect("provider"),
         };
-        let store = Arc::new(
-            SqliteStore::open(db.to_str().expect("utf-8 temp path"))
-                .await
-                .expect("sqlite store"),
+        let metrics = Metrics::from_config(&opts.server.metrics);
+        let store = TimedStore::wrap(
+            Arc::new(
+                SqliteStore::open(db.to_str().expect("utf-8 temp path"))
+                    .await
+                    .expect("sqlite store"),
+            ),
+            &metrics,
         );
         let mut engine = opts.engine.clone();
         if !opts.client_functions && opts.executors.is_empty() && opts.mcp.is_none() {
@@ -132,7 +136,7 @@ impl Gateway {
         if let Some(hub) = &opts.mcp {
             builder = builder.mcp(hub.clone());
         }
-        let mut state = AppState::new(builder.build(), opts.server.clone());
+        let mut state = AppState::new(builder.build(), opts.server.clone()).with_metrics(metrics);
         if let Some(d) = &opts.mcp_directory {
             state = state.with_mcp(d.clone());
         }

@@ -3,6 +3,7 @@
 pub mod events;
 pub mod mcp;
 pub mod policy;
+pub mod propagation;
 pub mod provider;
 pub mod sink;
 pub mod store;
