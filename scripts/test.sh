@@ -18,4 +18,5 @@ cargo build --workspace --bins
 cargo test --workspace
 
 ./scripts/client-fixtures.sh
+./scripts/obs-fixtures.sh
 (cd tests/python && ../../.venv-test/bin/python -m pytest -q)

@@ -109,9 +109,11 @@ impl Engine {
 
 /// Token counts on a span that declared the GenAI usage fields.
 fn record_usage(span: &tracing::Span, usage: Option<&Usage>) {
+    // As i64: exporters show an u64 field as text (it may not fit).
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     if let Some(u) = usage {
-        span.record("gen_ai.usage.input_tokens", u.input_tokens);
-        span.record("gen_ai.usage.output_tokens", u.output_tokens);
+        span.record("gen_ai.usage.input_tokens", int(u.input_tokens));
+        span.record("gen_ai.usage.output_tokens", int(u.output_tokens));
     }
 }
 

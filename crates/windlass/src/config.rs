@@ -12,6 +12,7 @@ use windlass_store::SqliteOptions;
 use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::McpConfig;
 
+use crate::otlp::{OtlpFile, OtlpSettings};
 use crate::upstreams::{apply_timeouts, ResolvedUpstream, UpstreamEntry, UpstreamError};
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
@@ -67,6 +68,9 @@ pub struct FileConfig {
     pub builtins: BuiltinsConfig,
     #[serde(default)]
     pub governance: GovernanceConfig,
+    /// Trace export over OTLP/HTTP (off unless an endpoint is set).
+    #[serde(default)]
+    pub otlp: OtlpFile,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -118,6 +122,8 @@ pub struct Settings {
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
+    /// Where traces are exported; `None`: not exported.
+    pub otlp: Option<OtlpSettings>,
 }
 
 pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
@@ -228,6 +234,7 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         mcp,
         builtins: file.builtins,
         governance: file.governance,
+        otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
     })
 }
 

@@ -2,15 +2,18 @@
 
 use std::sync::Arc;
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 use windlass_engine::Engine;
-use windlass_server::{AppState, McpDirectory};
+use windlass_server::{AppState, McpDirectory, Metrics, TimedStore};
 use windlass_store::SqliteStore;
 use windlass_tools::McpServers;
 
 use crate::cli::{LogFormat, ServeArgs};
 use crate::config::{resolve, ConfigError};
 use crate::govern::{govern, GovernError};
+use crate::otlp::{OtlpError, OtlpSettings, Tracing};
 use crate::upstreams::{build_router, describe};
 
 #[derive(Debug, thiserror::Error)]
@@ -30,24 +33,75 @@ pub enum ServeError {
     },
     #[error("server error: {0}")]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Otlp(#[from] OtlpError),
 }
 
 pub fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    let _ = match format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.try_init(),
+    let _ = subscriber(format, None).try_init();
+}
+
+/// Log lines filtered by `RUST_LOG` (default `info`); exported spans, when
+/// an exporter is given, filtered on their own (Windlass's spans at `info`)
+/// so a quiet log does not turn the traces off.
+fn subscriber(
+    format: LogFormat,
+    tracer: Option<opentelemetry_sdk::trace::Tracer>,
+) -> impl tracing::Subscriber + Send + Sync {
+    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let (text, json) = match format {
+        LogFormat::Json => (
+            None,
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_filter(filter()),
+            ),
+        ),
+        LogFormat::Text => (
+            Some(tracing_subscriber::fmt::layer().with_filter(filter())),
+            None,
+        ),
     };
+    let spans = tracer.map(|t| {
+        let ours = tracing_subscriber::filter::Targets::new()
+            .with_target("windlass", tracing::Level::INFO);
+        tracing_opentelemetry::layer()
+            .with_tracer(t)
+            .with_filter(ours)
+    });
+    tracing_subscriber::registry()
+        .with(text)
+        .with(json)
+        .with(spans)
+}
+
+/// Logging, plus trace export when configured.
+fn init_telemetry(
+    format: LogFormat,
+    otlp: Option<&OtlpSettings>,
+) -> Result<Option<Tracing>, ServeError> {
+    let Some(settings) = otlp else {
+        init_logging(format);
+        return Ok(None);
+    };
+    let (tracing, tracer) = Tracing::start(settings)?;
+    let _ = subscriber(format, Some(tracer)).try_init();
+    tracing::info!(endpoint = %settings.traces_url, "exporting traces over OTLP");
+    Ok(Some(tracing))
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let settings = resolve(args)?;
-    init_logging(settings.log_format);
+    let telemetry = init_telemetry(settings.log_format, settings.otlp.as_ref())?;
     windlass_providers::install_crypto_provider();
     let upstream = describe(&settings.upstreams);
     let provider = build_router(&settings.upstreams).map_err(ConfigError::from)?;
-    let store = Arc::new(SqliteStore::open_with(&settings.db, settings.store.clone()).await?);
+    let metrics = Metrics::from_config(&settings.server.metrics);
+    let store = TimedStore::wrap(
+        Arc::new(SqliteStore::open_with(&settings.db, settings.store.clone()).await?),
+        &metrics,
+    );
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
@@ -57,7 +111,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         .policy(governed.policy)
         .config(settings.engine)
         .build();
-    let state = AppState::new(engine, settings.server).with_mcp(Arc::new(McpView(mcp.clone())));
+    let state = AppState::new(engine, settings.server)
+        .with_mcp(Arc::new(McpView(mcp.clone())))
+        .with_metrics(metrics);
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -67,6 +123,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     tracing::info!(listen = %listener.local_addr()?, %upstream, db = %settings.db, "windlass serving");
     windlass_server::serve(listener, state, shutdown_signal()).await?;
     mcp.shutdown().await;
+    if let Some(t) = telemetry {
+        t.shutdown().await;
+    }
     Ok(())
 }
 
