@@ -6,16 +6,20 @@ reaches the upstream."""
 import json
 import os
 import secrets
+import subprocess
+import sys
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import Fake, Windlass
+from conftest import ROOT, Fake, Windlass, _free_port
 from otlp_receiver import Receiver
 
 TOOLS = [{"type": "mcp", "server_label": "windlass"}]
+FIXTURE = ROOT / "tests" / "mcp" / "fixture_server.py"
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +34,19 @@ def setup():
         '[otlp]\nservice_name = "windlass-test"\n'
     )
     receiver = Receiver()
+    # A real MCP server over streamable HTTP whose `headers` tool reports
+    # the HTTP headers it received.
+    mcp_port = _free_port()
+    mcp = subprocess.Popen(
+        [sys.executable, str(FIXTURE), "--port", str(mcp_port), "--header-tool"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    config.write_text(
+        config.read_text()
+        + f'[[mcp.servers]]\nlabel = "hdr"\nurl = "http://127.0.0.1:{mcp_port}/mcp"\n'
+        'require_approval = "never"\n'
+    )
     fake = Fake()
     old = dict(os.environ)
     # The standard variable names the collector; batches leave quickly.
@@ -42,6 +59,8 @@ def setup():
         os.environ.update(old)
     yield w, fake, receiver
     w.close()
+    mcp.terminate()
+    mcp.wait(timeout=10)
     fake.close()
     receiver.close()
     tmp.cleanup()
@@ -138,3 +157,42 @@ def test_without_traceparent_a_response_starts_its_own_trace(setup):
     assert request.parent_span_id == ""
     assert request.attrs["request_id"] == "otlp-test-2"
     assert sorted(x.name for x in mine) == ["model_turn", "request", "response"]
+
+
+def wait_connected(w, label, timeout=60.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with urllib.request.urlopen(w.base + "/v1/mcp/servers", timeout=5) as r:
+            states = {s["label"]: s["state"] for s in json.load(r)["data"]}
+        if states.get(label) == "connected":
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{label} never connected: {states}")
+
+
+def test_an_http_mcp_server_gets_the_tool_calls_trace_context(setup):
+    w, fake, receiver = setup
+    wait_connected(w, "hdr")
+    trace_id = secrets.token_hex(16)
+    fake.script(
+        {"tool_calls": [{"name": "hdr__headers", "arguments": "{}"}]},
+        {"text": "done"},
+    )
+    resp, _ = create(
+        w,
+        {"model": "m", "input": "headers?", "tools": [{"type": "mcp", "server_label": "hdr"}]},
+        {"traceparent": f"00-{trace_id}-{secrets.token_hex(8)}-01"},
+    )
+    assert resp["status"] == "completed", resp
+    call = next(i for i in resp["output"] if i["type"] == "mcp_call")
+    assert call["error"] is None, call
+    got = {k: v[::-1] for k, v in json.loads(call["output"]).items()}
+    version, tid, parent, flags = got["traceparent"].split("-")
+    assert (version, tid, flags) == ("00", trace_id, "01")
+    spans = receiver.wait_for(
+        lambda s: any(x.name == "tool_call" for x in trace_of(s, trace_id))
+    )
+    tool = next(x for x in trace_of(spans, trace_id) if x.name == "tool_call")
+    # The MCP request's parent is the tool call's span.
+    assert parent == tool.span_id
+    assert tool.attrs["gen_ai.tool.name"] == "hdr__headers"
