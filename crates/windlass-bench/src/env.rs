@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use windlass_engine::{Engine, EngineConfig, ResponseStore};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
-use windlass_server::{AppState, ServerConfig};
+use windlass_server::{AppState, Metrics, ServerConfig, TimedStore};
 use windlass_store::SqliteStore;
 use windlass_testkit::{FakeUpstream, MockBehavior, MockExecutor};
 
@@ -108,6 +108,8 @@ impl Bench {
             );
         let (stop, stopped) = oneshot::channel::<()>();
         let nodelay = s.windlass_nodelay;
+        let mut server_cfg = ServerConfig::default();
+        server_cfg.metrics.enabled = s.metrics;
         let upstream_addr = upstream.addr();
         let built = wl
             .spawn(async move {
@@ -119,12 +121,15 @@ impl Bench {
                         .await
                         .map_err(|e| format!("sqlite store: {e}"))?,
                 );
-                let dyn_store: Arc<dyn ResponseStore> = store.clone();
+                // As `windlass serve` wires it: the store timed when
+                // metrics are on.
+                let metrics = Metrics::from_config(&server_cfg.metrics);
+                let dyn_store: Arc<dyn ResponseStore> = TimedStore::wrap(store.clone(), &metrics);
                 let engine = Engine::builder(provider, dyn_store)
                     .config(engine_cfg)
                     .executor(mock.arc())
                     .build();
-                let state = AppState::new(engine, ServerConfig::default());
+                let state = AppState::new(engine, server_cfg).with_metrics(metrics);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
                     .map_err(|e| format!("bind: {e}"))?;
