@@ -137,8 +137,10 @@ def test_unknown_call_id_is_a_400(client):
 
 
 def test_errors_are_openai_shaped(client):
-    with pytest.raises(openai.NotFoundError):
+    # OpenAI answers an unknown previous response with a 400 naming it.
+    with pytest.raises(openai.BadRequestError) as e:
         client.responses.create(model="m", input="hi", previous_response_id="resp_missing")
+    assert e.value.body["param"] == "previous_response_id"
     with pytest.raises(openai.BadRequestError) as e:
         client.responses.create(model="m", input="hi", extra_body={"bogus_field": 1})
     assert e.value.body["param"] == "bogus_field"

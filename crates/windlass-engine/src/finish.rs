@@ -116,6 +116,7 @@ async fn persist(
     let saved = inner
         .store
         .save(NewResponse {
+            tenant: &run.tenant,
             response,
             input: &run.input,
             trace: Some(trace),

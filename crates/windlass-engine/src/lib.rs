@@ -36,6 +36,7 @@ pub use ports::propagation::{
     adopt_trace_parent, set_trace_propagation, trace_headers, TracePropagation,
 };
 pub use ports::provider::*;
+pub use ports::quota::*;
 pub use ports::sink::*;
 pub use ports::store::*;
 pub use ports::tools::*;

@@ -3,7 +3,8 @@
 //! With keys configured every route needs one except `/health` and `/ready`,
 //! unknown routes included (a 401 before a 404, so the routes cannot be
 //! mapped without a key). The key's name, never the key, goes in the logs;
-//! the request carries an [`AuthedKey`] for handlers.
+//! the request carries an [`AuthedKey`] for handlers. A key without the
+//! route's scope (see `scopes.rs`) gets 403.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -12,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 use crate::keys::AuthedKey;
+use crate::scopes::{self, Scope};
 use crate::AppState;
 
 /// Paths served to anyone: probes carry no key.
@@ -35,7 +37,12 @@ pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Ne
     };
     match bearer(req.headers()).and_then(|token| ring.find(token)) {
         Some(key) => {
-            tracing::debug!(key = %key.name, "authenticated");
+            tracing::debug!(key = %key.name, tenant = %key.tenant, "authenticated");
+            let need = scopes::required(req.method(), req.uri().path());
+            if !key.scopes.contains(need) {
+                tracing::info!(key = %key.name, scope = %need, "refused: missing scope");
+                return forbidden(need);
+            }
             req.extensions_mut().insert::<AuthedKey>(key);
             next.run(req).await
         }
@@ -50,6 +57,17 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     let (scheme, token) = value.split_once([' ', '\t'])?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// OpenAI's answer to a restricted key outside its permissions.
+fn forbidden(need: Scope) -> Response {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "invalid_request_error",
+        format!("You have insufficient permissions for this operation. Missing scopes: {need}."),
+    )
+    .code("insufficient_permissions")
+    .into_response()
 }
 
 fn unauthorized() -> Response {

@@ -1,6 +1,6 @@
 //! The end of one response, as operators see it: the metrics of the
-//! response and one completion log line (key name, model, status, counts,
-//! tokens, duration; never secrets or user text).
+//! response and one completion log line (key name, tenant, model, status,
+//! counts, tokens, duration; never secrets or user text).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,12 +19,20 @@ pub(crate) struct Completion {
     /// The model as the metrics label it (bounded).
     model_label: Arc<str>,
     key: Arc<str>,
+    tenant: Arc<str>,
     started: Instant,
 }
 
 impl Completion {
-    pub fn start(metrics: &Metrics, model: &str, key: Option<&str>, started: Instant) -> Self {
+    pub fn start(
+        metrics: &Metrics,
+        model: &str,
+        key: Option<&str>,
+        tenant: &str,
+        started: Instant,
+    ) -> Self {
         Completion {
+            tenant: Arc::from(tenant),
             model_label: metrics.model_label(model),
             metrics: metrics.clone(),
             key: Arc::from(key.unwrap_or(NO_KEY)),
@@ -63,6 +71,7 @@ impl Completion {
             target: "windlass::access",
             response_id = %r.id,
             key = %self.key,
+            tenant = %self.tenant,
             model = %r.model,
             status,
             turns = outcome.stats.turns,

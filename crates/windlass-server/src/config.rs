@@ -1,9 +1,11 @@
 //! The HTTP server's settings, and the `[server]` table of the config file
 //! they are read from.
 
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde::Deserialize;
+use windlass_engine::QuotaLimits;
 
 use crate::keys::{ApiKey, KeyConfig, KeyError, KeyRing};
 use crate::limits::RequestLimits;
@@ -61,6 +63,8 @@ pub struct ServerConfig {
     /// on loopback, against DNS rebinding.
     pub allowed_hosts: Vec<String>,
     pub metrics: MetricsConfig,
+    /// Budgets per tenant (`[server.tenants.<name>]`), shared by its keys.
+    pub tenants: HashMap<String, QuotaLimits>,
 }
 
 /// `GET /metrics` (Prometheus), `[server.metrics]`.
@@ -96,6 +100,7 @@ impl Default for ServerConfig {
             cors_allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             metrics: MetricsConfig::default(),
+            tenants: HashMap::new(),
         }
     }
 }
@@ -131,6 +136,16 @@ pub struct ServerFile {
     pub limits: RequestLimits,
     #[serde(default)]
     pub metrics: MetricsConfig,
+    #[serde(default)]
+    pub tenants: BTreeMap<String, TenantFile>,
+}
+
+/// `[server.tenants.<name>]`: one tenant's budgets, over all its keys.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantFile {
+    pub requests_per_minute: Option<u64>,
+    pub tokens_per_minute: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -194,6 +209,17 @@ impl ServerFile {
         c.cors_allowed_origins = self.cors_allowed_origins;
         c.allowed_hosts = self.allowed_hosts;
         c.metrics = self.metrics;
+        c.tenants = self
+            .tenants
+            .into_iter()
+            .map(|(name, t)| {
+                let limits = QuotaLimits {
+                    requests_per_minute: t.requests_per_minute,
+                    tokens_per_minute: t.tokens_per_minute,
+                };
+                (name, limits)
+            })
+            .collect();
         // Fail now rather than on the first request.
         c.key_ring()?;
         Ok(c)
@@ -243,6 +269,23 @@ mod tests {
         assert_eq!(c.cors_allowed_origins, ["https://app.example"]);
         assert_eq!(c.allowed_hosts, ["gw.local"]);
         assert_eq!(c.limits.max_input_items, 3);
+        let t = parse("[tenants.acme]\nrequests_per_minute = 4\ntokens_per_minute = 9\n")
+            .resolve(None)
+            .unwrap();
+        assert_eq!(t.tenants["acme"].requests_per_minute, Some(4));
+        assert_eq!(t.tenants["acme"].tokens_per_minute, Some(9));
+        let keyed = parse(
+            "[[keys]]\nname = \"a\"\nkey = \"sk-a\"\ntenant = \"acme\"\n\
+             scopes = [\"responses:read\"]\nrequests_per_minute = 3\n",
+        )
+        .resolve(None)
+        .unwrap();
+        let a = keyed.key_ring().unwrap().find("sk-a").unwrap();
+        assert_eq!(a.tenant, "acme");
+        assert_eq!(a.limits.requests_per_minute, Some(3));
+        assert!(!a.scopes.contains(crate::scopes::Scope::ResponsesWrite));
+        let bad = parse("[[keys]]\nname = \"a\"\nkey = \"k\"\nscopes = [\"root\"]\n");
+        assert!(bad.resolve(None).is_err());
         assert!(parse("max_connections = 9\nhard_max_connections = 2\n")
             .resolve(None)
             .is_err());

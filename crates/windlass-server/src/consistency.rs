@@ -8,11 +8,16 @@ use crate::AppState;
 
 /// A continuation of a running response would see none of its output
 /// (it is stored when it ends): a 409 saying so, not "not found".
-pub fn previous_not_running(app: &AppState, req: &CreateResponseRequest) -> Result<(), ApiError> {
+/// Another tenant's running response is unknown here (the engine answers 400).
+pub fn previous_not_running(
+    app: &AppState,
+    tenant: &str,
+    req: &CreateResponseRequest,
+) -> Result<(), ApiError> {
     let Some(prev) = req.previous_response_id.as_deref() else {
         return Ok(());
     };
-    if !app.inflight.contains(prev) {
+    if !app.inflight.contains(tenant, prev) {
         return Ok(());
     }
     Err(ApiError::new(

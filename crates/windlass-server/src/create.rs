@@ -20,6 +20,7 @@ use crate::in_place::InPlace;
 use crate::keys::AuthedKey;
 use crate::request_context::{CompletionLogged, RequestContext};
 use crate::sse::SseBody;
+use crate::tenant::Tenant;
 use crate::AppState;
 
 pub async fn create_response(
@@ -32,8 +33,12 @@ pub async fn create_response(
     let bytes = body.map_err(body_error)?;
     let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
-    crate::consistency::previous_not_running(&app, &req)?;
-    let mut prepared = app.engine.prepare(req).await?;
+    let tenant = Tenant::of(key.as_ref().map(|Extension(k)| k));
+    // Before anything runs: a refused request costs nothing upstream.
+    let charge =
+        crate::quota_gate::admit(&app, key.as_ref().map(|Extension(k)| k), tenant.as_str()).await?;
+    crate::consistency::previous_not_running(&app, tenant.as_str(), &req)?;
+    let mut prepared = app.engine.prepare_for(tenant.as_str(), req).await?;
     prepared.set_client_tools_status(client_tools_status::effective(
         header_status,
         key.as_ref().and_then(|Extension(k)| k.client_tools_status),
@@ -45,6 +50,7 @@ pub async fn create_response(
         &app.metrics,
         &prepared.response().model,
         key_name.as_deref(),
+        prepared.tenant(),
         started,
     );
     // The key's name is who the policy (governance) sees as the caller.
@@ -53,7 +59,9 @@ pub async fn create_response(
     // its log lines keep the request's span, and so its request id.
     let span = tracing::Span::current();
     let cancel = CancellationToken::new();
-    let registration = app.inflight.register(prepared.response(), cancel.clone());
+    let registration =
+        app.inflight
+            .register(prepared.tenant(), prepared.response(), cancel.clone());
     let engine = app.engine.clone();
 
     if prepared.stream() {
@@ -65,6 +73,8 @@ pub async fn create_response(
                 };
                 registration.finish(&outcome.response);
                 completion.finish(&outcome);
+                // Charged before `[DONE]`: the client's next request sees it.
+                charge.usage(&outcome.response).await;
                 sink.done();
             }
             .instrument(span)
@@ -89,6 +99,7 @@ pub async fn create_response(
         let outcome = engine.run(prepared, &mut observed, cancel).await;
         registration.finish(&outcome.response);
         completion.finish(&outcome);
+        charge.usage(&outcome.response).await;
         outcome
     };
     let outcome = InPlace::new(run.instrument(span), token).await;

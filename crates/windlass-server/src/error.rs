@@ -1,6 +1,6 @@
 //! Every error answer in the OpenAI shape, with the right status code.
 
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use windlass_engine::{EngineError, FailureKind, RunFailure, StoreError};
@@ -10,6 +10,8 @@ use windlass_protocol::{ErrorBody, ErrorObject};
 pub struct ApiError {
     pub status: StatusCode,
     pub body: ErrorBody,
+    /// Seconds sent in `Retry-After` (rate limits).
+    retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -24,7 +26,13 @@ impl ApiError {
                     code: None,
                 },
             },
+            retry_after: None,
         }
+    }
+
+    pub fn retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs);
+        self
     }
 
     pub fn param(mut self, param: impl Into<String>) -> Self {
@@ -57,7 +65,12 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body)).into_response()
+        let mut resp = (self.status, Json(self.body)).into_response();
+        if let Some(secs) = self.retry_after {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        resp
     }
 }
 

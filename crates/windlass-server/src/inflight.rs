@@ -9,6 +9,8 @@ use tokio_util::sync::CancellationToken;
 use windlass_protocol::ResponseResource;
 
 struct Entry {
+    /// The owner tenant: to every other tenant the entry does not exist.
+    tenant: String,
     cancel: CancellationToken,
     /// The response as it stood at the start, until the final one arrives.
     latest: watch::Receiver<Option<ResponseResource>>,
@@ -57,11 +59,17 @@ impl Inflight {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn register(&self, start: &ResponseResource, cancel: CancellationToken) -> Registration {
+    pub fn register(
+        &self,
+        tenant: &str,
+        start: &ResponseResource,
+        cancel: CancellationToken,
+    ) -> Registration {
         let (tx, rx) = watch::channel(None);
         self.map().insert(
             start.id.clone(),
             Entry {
+                tenant: tenant.to_owned(),
                 cancel,
                 latest: rx,
                 start: start.clone(),
@@ -74,19 +82,25 @@ impl Inflight {
         }
     }
 
-    /// The starting snapshot of a running response.
-    pub fn snapshot(&self, id: &str) -> Option<ResponseResource> {
-        self.map().get(id).map(|e| e.start.clone())
-    }
-
-    pub fn contains(&self, id: &str) -> bool {
-        self.inner.lock().is_ok_and(|m| m.contains_key(id))
-    }
-
-    /// Cancels a running response; returns a receiver for its final state.
-    pub fn cancel(&self, id: &str) -> Option<watch::Receiver<Option<ResponseResource>>> {
+    /// The starting snapshot of `tenant`'s running response.
+    pub fn snapshot(&self, tenant: &str, id: &str) -> Option<ResponseResource> {
         let map = self.map();
-        let e = map.get(id)?;
+        owned(&map, tenant, id).map(|e| e.start.clone())
+    }
+
+    pub fn contains(&self, tenant: &str, id: &str) -> bool {
+        owned(&self.map(), tenant, id).is_some()
+    }
+
+    /// Cancels `tenant`'s running response; returns a receiver for its final
+    /// state.
+    pub fn cancel(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Option<watch::Receiver<Option<ResponseResource>>> {
+        let map = self.map();
+        let e = owned(&map, tenant, id)?;
         e.cancel.cancel();
         Some(e.latest.clone())
     }
@@ -106,4 +120,9 @@ impl Inflight {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// The entry `id` if `tenant` owns it.
+fn owned<'m>(map: &'m HashMap<String, Entry>, tenant: &str, id: &str) -> Option<&'m Entry> {
+    map.get(id).filter(|e| e.tenant == tenant)
 }

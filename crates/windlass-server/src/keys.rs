@@ -10,7 +10,9 @@ use std::fmt;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use windlass_engine::ClientToolsStatus;
+use windlass_engine::{ClientToolsStatus, QuotaLimits, DEFAULT_TENANT};
+
+use crate::scopes::Scopes;
 
 /// The per-key override of how responses with client tool calls end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -43,6 +45,18 @@ pub struct KeyConfig {
     pub key_env: Option<String>,
     #[serde(default)]
     pub client_tools_status: Option<KeyToolsStatus>,
+    /// The tenant whose responses this key reads and writes; "default"
+    /// when unset.
+    #[serde(default)]
+    pub tenant: Option<String>,
+    /// What the key may do (see `scopes.rs`); every scope when unset.
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
+    /// This key's own budgets (its tenant's apply too).
+    #[serde(default)]
+    pub requests_per_minute: Option<u64>,
+    #[serde(default)]
+    pub tokens_per_minute: Option<u64>,
 }
 
 // Never print a key.
@@ -52,6 +66,10 @@ impl fmt::Debug for KeyConfig {
             .field("name", &self.name)
             .field("key_env", &self.key_env)
             .field("client_tools_status", &self.client_tools_status)
+            .field("tenant", &self.tenant)
+            .field("scopes", &self.scopes)
+            .field("requests_per_minute", &self.requests_per_minute)
+            .field("tokens_per_minute", &self.tokens_per_minute)
             .finish_non_exhaustive()
     }
 }
@@ -68,6 +86,10 @@ pub enum KeyError {
     Env { name: String, var: String },
     #[error("[[server.keys]] entry has an empty or duplicate name {0:?}")]
     Name(String),
+    #[error("[[server.keys]] entry {0:?}: tenant must be 1-64 characters of A-Z a-z 0-9 _ - .")]
+    Tenant(String),
+    #[error("[[server.keys]] entry {name:?}: unknown scope {scope:?} (known: responses:read, responses:write, traces:read, models:read)")]
+    Scope { name: String, scope: String },
 }
 
 /// A key ready for comparison: its name and the SHA-256 of its value.
@@ -76,6 +98,9 @@ pub struct ApiKey {
     pub name: String,
     digest: [u8; 32],
     pub client_tools_status: Option<ClientToolsStatus>,
+    pub tenant: String,
+    pub scopes: Scopes,
+    pub limits: QuotaLimits,
 }
 
 impl fmt::Debug for ApiKey {
@@ -83,6 +108,8 @@ impl fmt::Debug for ApiKey {
         f.debug_struct("ApiKey")
             .field("name", &self.name)
             .field("client_tools_status", &self.client_tools_status)
+            .field("tenant", &self.tenant)
+            .field("scopes", &self.scopes)
             .finish_non_exhaustive()
     }
 }
@@ -99,6 +126,9 @@ impl ApiKey {
             name,
             digest: sha256(value.as_bytes()),
             client_tools_status: None,
+            tenant: DEFAULT_TENANT.to_owned(),
+            scopes: Scopes::all(),
+            limits: QuotaLimits::default(),
         })
     }
 
@@ -114,6 +144,9 @@ impl ApiKey {
                 name: name.to_owned(),
                 digest: parse_hex(hex.trim()).ok_or_else(|| KeyError::BadDigest(name.into()))?,
                 client_tools_status: None,
+                tenant: DEFAULT_TENANT.to_owned(),
+                scopes: Scopes::all(),
+                limits: QuotaLimits::default(),
             },
             (None, None, Some(var)) => {
                 let value = std::env::var(var).unwrap_or_default();
@@ -125,6 +158,22 @@ impl ApiKey {
             _ => return Err(KeyError::Source(name.to_owned())),
         };
         key.client_tools_status = c.client_tools_status.map(Into::into);
+        if let Some(tenant) = &c.tenant {
+            if !valid_tenant(tenant) {
+                return Err(KeyError::Tenant(name.to_owned()));
+            }
+            key.tenant = tenant.clone();
+        }
+        if let Some(names) = &c.scopes {
+            key.scopes = Scopes::parse(names).map_err(|scope| KeyError::Scope {
+                name: name.to_owned(),
+                scope,
+            })?;
+        }
+        key.limits = QuotaLimits {
+            requests_per_minute: c.requests_per_minute,
+            tokens_per_minute: c.tokens_per_minute,
+        };
         Ok(key)
     }
 }
@@ -136,6 +185,11 @@ pub struct AuthedKey {
     pub name: String,
     /// This key's override of `client_tools_status`, if it has one.
     pub client_tools_status: Option<ClientToolsStatus>,
+    /// The tenant that owns what this key creates and all it may read.
+    pub tenant: String,
+    pub scopes: Scopes,
+    /// The key's own budgets.
+    pub limits: QuotaLimits,
 }
 
 /// Every accepted key.
@@ -183,8 +237,19 @@ impl KeyRing {
         found.map(|k| AuthedKey {
             name: k.name.clone(),
             client_tools_status: k.client_tools_status,
+            tenant: k.tenant.clone(),
+            scopes: k.scopes,
+            limits: k.limits,
         })
     }
+}
+
+/// Tenant names go in logs, metrics labels and database rows: kept short
+/// and plain.
+fn valid_tenant(t: &str) -> bool {
+    (1..=64).contains(&t.len())
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 fn sha256(bytes: &[u8]) -> [u8; 32] {
@@ -279,6 +344,32 @@ mod tests {
             ApiKey::plain("n", "b").unwrap(),
         ];
         assert!(KeyRing::new(dup).is_err());
+    }
+
+    #[test]
+    fn tenant_scopes_and_limits_are_read() {
+        let mut a = entry("alice");
+        a.key = Some("sk-a".into());
+        a.tenant = Some("acme".into());
+        a.scopes = Some(vec!["responses:read".into()]);
+        a.requests_per_minute = Some(5);
+        let ring = KeyRing::new(vec![ApiKey::from_config(&a).unwrap()]).unwrap();
+        let alice = ring.find("sk-a").unwrap();
+        assert_eq!(alice.tenant, "acme");
+        assert!(alice.scopes.contains(crate::scopes::Scope::ResponsesRead));
+        assert!(!alice.scopes.contains(crate::scopes::Scope::ResponsesWrite));
+        assert_eq!(alice.limits.requests_per_minute, Some(5));
+        let plain = ApiKey::plain("p", "sk-p").unwrap();
+        assert_eq!(plain.tenant, DEFAULT_TENANT);
+        assert_eq!(plain.scopes, Scopes::all());
+        a.scopes = Some(vec!["admin".into()]);
+        assert!(matches!(
+            ApiKey::from_config(&a),
+            Err(KeyError::Scope { .. })
+        ));
+        a.scopes = None;
+        a.tenant = Some("a b".into());
+        assert!(matches!(ApiKey::from_config(&a), Err(KeyError::Tenant(_))));
     }
 
     #[test]

@@ -18,9 +18,13 @@ mod listen;
 mod mcp;
 mod meta;
 pub mod metrics;
+pub mod quota;
+mod quota_gate;
 pub mod request_context;
 mod resources;
+pub mod scopes;
 pub mod sse;
+pub mod tenant;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -29,7 +33,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use axum::Router;
-use windlass_engine::Engine;
+use windlass_engine::{Engine, QuotaCounter};
 
 pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -39,7 +43,9 @@ pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
 pub use metrics::store::TimedStore;
 pub use metrics::Metrics;
+pub use quota::InProcessQuota;
 pub use request_context::{RequestContext, REQUEST_ID};
+pub use tenant::Tenant;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -55,6 +61,8 @@ pub struct AppState {
     pub loopback: bool,
     /// Served at `GET /metrics`; disabled by `[server.metrics] enabled = false`.
     pub metrics: Metrics,
+    /// Request/token budgets per key and tenant (in process by default).
+    pub quota: Arc<dyn QuotaCounter>,
 }
 
 impl AppState {
@@ -67,6 +75,7 @@ impl AppState {
             config: Arc::new(config),
             mcp: None,
             loopback: false,
+            quota: Arc::new(InProcessQuota::new()),
         }
     }
 
@@ -74,6 +83,12 @@ impl AppState {
     /// [`TimedStore`]) instead of a fresh one.
     pub fn with_metrics(mut self, metrics: Metrics) -> Self {
         self.metrics = metrics;
+        self
+    }
+
+    /// Counts quotas in `counter` (e.g. shared by replicas through Postgres).
+    pub fn with_quota(mut self, counter: Arc<dyn QuotaCounter>) -> Self {
+        self.quota = counter;
         self
     }
 

@@ -11,6 +11,7 @@ use windlass_engine::{PageRequest, SortOrder, Trace};
 use windlass_protocol::{DeletedResponse, Item, ItemList, ResponseResource};
 
 use crate::error::ApiError;
+use crate::tenant::Tenant;
 use crate::AppState;
 
 /// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
@@ -42,13 +43,14 @@ const STOP_WAIT: Duration = Duration::from_secs(30);
 
 pub async fn get_response(
     State(app): State<AppState>,
+    tenant: Tenant,
     ResponseId(id): ResponseId,
 ) -> Result<Json<ResponseResource>, ApiError> {
-    if let Some(r) = app.engine.store().get(&id).await? {
+    if let Some(r) = app.engine.store().get(tenant.as_str(), &id).await? {
         return Ok(Json(r));
     }
     app.inflight
-        .snapshot(&id)
+        .snapshot(tenant.as_str(), &id)
         .map(Json)
         .ok_or_else(|| ApiError::not_found("Response", &id))
 }
@@ -57,9 +59,10 @@ pub async fn get_response(
 /// response (404, like an unknown response, when there is none).
 pub async fn get_trace(
     State(app): State<AppState>,
+    tenant: Tenant,
     Path(id): Path<String>,
 ) -> Result<Json<TraceResource>, ApiError> {
-    match app.engine.store().trace(&id).await? {
+    match app.engine.store().trace(tenant.as_str(), &id).await? {
         Some(trace) => Ok(Json(TraceResource {
             object: "response.trace",
             trace,
@@ -80,9 +83,10 @@ pub struct TraceResource {
 /// been stored, so the delete is never lost to a save that lands after it.
 pub async fn delete_response(
     State(app): State<AppState>,
+    tenant: Tenant,
     ResponseId(id): ResponseId,
 ) -> Result<Json<DeletedResponse>, ApiError> {
-    let was_running = match app.inflight.cancel(&id) {
+    let was_running = match app.inflight.cancel(tenant.as_str(), &id) {
         Some(done) => {
             wait_for_end(done).await?;
             true
@@ -90,7 +94,7 @@ pub async fn delete_response(
         None => false,
     };
     // A running response with `store: false` has nothing stored to delete.
-    if app.engine.store().delete(&id).await? || was_running {
+    if app.engine.store().delete(tenant.as_str(), &id).await? || was_running {
         Ok(Json(DeletedResponse {
             id,
             object: "response.deleted".to_owned(),
@@ -115,6 +119,7 @@ pub struct ListQuery {
 
 pub async fn input_items(
     State(app): State<AppState>,
+    tenant: Tenant,
     ResponseId(id): ResponseId,
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
@@ -149,7 +154,7 @@ pub async fn input_items(
     let page = app
         .engine
         .store()
-        .input_items(&id, &page)
+        .input_items(tenant.as_str(), &id, &page)
         .await?
         .ok_or_else(|| ApiError::not_found("Response", &id))?;
     let first_id = page.items.first().and_then(Item::id).map(str::to_owned);
@@ -165,12 +170,13 @@ pub async fn input_items(
 
 pub async fn cancel_response(
     State(app): State<AppState>,
+    tenant: Tenant,
     ResponseId(id): ResponseId,
 ) -> Result<Json<ResponseResource>, ApiError> {
-    if let Some(done) = app.inflight.cancel(&id) {
+    if let Some(done) = app.inflight.cancel(tenant.as_str(), &id) {
         return wait_for_end(done).await.map(Json);
     }
-    match app.engine.store().get(&id).await? {
+    match app.engine.store().get(tenant.as_str(), &id).await? {
         Some(r) => Err(ApiError::invalid(format!(
             "Cannot cancel a response with status '{}': only in-progress responses can be cancelled.",
             r.status.as_str()

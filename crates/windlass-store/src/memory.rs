@@ -32,11 +32,15 @@ struct Inner {
 #[derive(Debug)]
 struct StoredItem {
     item: Item,
+    /// The tenant of the response that stored it (its references all
+    /// belong to that tenant: chains never cross tenants).
+    tenant: String,
     refs: usize,
 }
 
 #[derive(Debug)]
 struct StoredResponse {
+    tenant: String,
     /// The resource with `output` emptied, as in the SQLite store.
     resource: ResponseResource,
     history: Vec<u64>,
@@ -45,6 +49,10 @@ struct StoredResponse {
 }
 
 impl StoredResponse {
+    fn owned_by(&self, tenant: &str) -> bool {
+        self.tenant == tenant
+    }
+
     fn context_keys(&self) -> impl Iterator<Item = &u64> {
         self.history.iter().chain(&self.input).chain(&self.output)
     }
@@ -65,7 +73,7 @@ impl MemoryStore {
 }
 
 impl Inner {
-    fn insert_item(&mut self, item: &Item) -> u64 {
+    fn insert_item(&mut self, tenant: &str, item: &Item) -> u64 {
         let key = self.next_key;
         self.next_key += 1;
         if let Some(id) = item.id() {
@@ -78,6 +86,7 @@ impl Inner {
             key,
             StoredItem {
                 item: item.clone(),
+                tenant: tenant.to_owned(),
                 refs: 1,
             },
         );
@@ -111,6 +120,23 @@ impl Inner {
         }
     }
 
+    /// Removes a response, its trace and the items only it referenced.
+    fn remove(&mut self, id: &str) -> bool {
+        let Some(response) = self.responses.remove(id) else {
+            return false;
+        };
+        self.traces.remove(id);
+        for &key in response.context_keys() {
+            self.release(key);
+        }
+        true
+    }
+
+    /// The response `id` if `tenant` owns it; another tenant's is unknown.
+    fn owned(&self, tenant: &str, id: &str) -> Option<&StoredResponse> {
+        self.responses.get(id).filter(|r| r.owned_by(tenant))
+    }
+
     fn items_of<'a>(&'a self, keys: impl IntoIterator<Item = &'a u64>) -> Vec<Item> {
         keys.into_iter()
             .filter_map(|k| self.items.get(k))
@@ -132,18 +158,24 @@ impl ResponseStore for MemoryStore {
             .previous_response_id
             .as_ref()
             .and_then(|p| inner.responses.get(p))
+            .filter(|p| p.owned_by(new.tenant))
             .map(|p| p.context_keys().copied().collect())
             .unwrap_or_default();
         for &key in &history {
             inner.retain(key);
         }
-        let input = new.input.iter().map(|i| inner.insert_item(i)).collect();
+        let input = new
+            .input
+            .iter()
+            .map(|i| inner.insert_item(new.tenant, i))
+            .collect();
         let output = resource
             .output
             .iter()
-            .map(|i| inner.insert_item(i))
+            .map(|i| inner.insert_item(new.tenant, i))
             .collect();
         let stored = StoredResponse {
+            tenant: new.tenant.to_owned(),
             resource: ResponseResource {
                 output: Vec::new(),
                 ..resource.clone()
@@ -159,29 +191,29 @@ impl ResponseStore for MemoryStore {
         Ok(())
     }
 
-    async fn get(&self, id: &str) -> Result<Option<ResponseResource>, StoreError> {
+    async fn get(&self, tenant: &str, id: &str) -> Result<Option<ResponseResource>, StoreError> {
         let inner = self.lock()?;
-        Ok(inner.responses.get(id).map(|r| ResponseResource {
+        Ok(inner.owned(tenant, id).map(|r| ResponseResource {
             output: inner.items_of(&r.output),
             ..r.resource.clone()
         }))
     }
 
-    async fn load_context(&self, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
+    async fn load_context(&self, tenant: &str, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
         let inner = self.lock()?;
         Ok(inner
-            .responses
-            .get(id)
+            .owned(tenant, id)
             .map(|r| inner.items_of(r.context_keys())))
     }
 
     async fn input_items(
         &self,
+        tenant: &str,
         id: &str,
         page: &PageRequest,
     ) -> Result<Option<ItemPage>, StoreError> {
         let inner = self.lock()?;
-        let Some(response) = inner.responses.get(id) else {
+        let Some(response) = inner.owned(tenant, id) else {
             return Ok(None);
         };
         let mut items = inner.items_of(&response.input);
@@ -207,28 +239,46 @@ impl ResponseStore for MemoryStore {
         }))
     }
 
-    async fn delete(&self, id: &str) -> Result<bool, StoreError> {
+    async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {
         let mut inner = self.lock()?;
-        let Some(response) = inner.responses.remove(id) else {
+        if inner.owned(tenant, id).is_none() {
             return Ok(false);
-        };
-        inner.traces.remove(id);
-        for &key in response.context_keys() {
-            inner.release(key);
         }
-        Ok(true)
+        Ok(inner.remove(id))
     }
 
-    async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError> {
+    async fn prune(&self, created_before: u64) -> Result<u64, StoreError> {
+        let mut inner = self.lock()?;
+        let old: Vec<String> = inner
+            .responses
+            .iter()
+            .filter(|(_, r)| r.resource.created_at < created_before)
+            .map(|(id, _)| id.clone())
+            .collect();
+        // Histories are copied, not linked, here: any order keeps the
+        // survivors' transcripts.
+        Ok(old.iter().filter(|id| inner.remove(id)).count() as u64)
+    }
+
+    async fn find_item(&self, tenant: &str, item_id: &str) -> Result<Option<Item>, StoreError> {
         let inner = self.lock()?;
-        let newest = inner.by_public_id.get(item_id).and_then(|keys| keys.last());
-        Ok(newest
-            .and_then(|k| inner.items.get(k))
+        let Some(keys) = inner.by_public_id.get(item_id) else {
+            return Ok(None);
+        };
+        Ok(keys
+            .iter()
+            .rev()
+            .filter_map(|k| inner.items.get(k))
+            .find(|s| s.tenant == tenant)
             .map(|s| s.item.clone()))
     }
 
-    async fn trace(&self, response_id: &str) -> Result<Option<Trace>, StoreError> {
-        Ok(self.lock()?.traces.get(response_id).cloned())
+    async fn trace(&self, tenant: &str, response_id: &str) -> Result<Option<Trace>, StoreError> {
+        let inner = self.lock()?;
+        if inner.owned(tenant, response_id).is_none() {
+            return Ok(None);
+        }
+        Ok(inner.traces.get(response_id).cloned())
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

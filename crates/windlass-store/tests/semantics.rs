@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{assistant, call, ids, resource, transcript, unknown, user, TempDb, Turn};
+use common::{assistant, call, ids, resource, transcript, unknown, user, TempDb, Turn, T};
 use windlass_engine::{
     NewResponse, PageRequest, ResponseStore, SortOrder, StoreError, Trace, TraceStep,
 };
@@ -26,15 +26,19 @@ async fn round_trip(store: &dyn ResponseStore) {
     ];
     let saved = resource("resp_a", None, output);
     let new = NewResponse {
+        tenant: T,
         response: &saved,
         input: &input,
         trace: None,
     };
     store.save(new).await.expect("save");
 
-    assert_eq!(store.get("resp_a").await.expect("get"), Some(saved));
-    assert_eq!(store.get("resp_nope").await.expect("get"), None);
-    assert_eq!(store.load_context("resp_nope").await.expect("load"), None);
+    assert_eq!(store.get(T, "resp_a").await.expect("get"), Some(saved));
+    assert_eq!(store.get(T, "resp_nope").await.expect("get"), None);
+    assert_eq!(
+        store.load_context(T, "resp_nope").await.expect("load"),
+        None
+    );
 }
 
 async fn traces_live_and_die_with_their_response(store: &dyn ResponseStore) {
@@ -56,19 +60,20 @@ async fn traces_live_and_die_with_their_response(store: &dyn ResponseStore) {
     let input = vec![user("msg_t_in", "hi")];
     store
         .save(NewResponse {
+            tenant: T,
             response: &saved,
             input: &input,
             trace: Some(&trace),
         })
         .await
         .expect("save");
-    assert_eq!(store.trace("resp_t").await.expect("trace"), Some(trace));
+    assert_eq!(store.trace(T, "resp_t").await.expect("trace"), Some(trace));
     // Saved without one: none.
     let a = Turn::new("a", None, 1, 1);
     a.save(store).await;
-    assert_eq!(store.trace(a.id()).await.expect("trace"), None);
-    assert!(store.delete("resp_t").await.expect("delete"));
-    assert_eq!(store.trace("resp_t").await.expect("trace"), None);
+    assert_eq!(store.trace(T, a.id()).await.expect("trace"), None);
+    assert!(store.delete(T, "resp_t").await.expect("delete"));
+    assert_eq!(store.trace(T, "resp_t").await.expect("trace"), None);
 }
 
 async fn chain_of_three(store: &dyn ResponseStore) {
@@ -79,7 +84,7 @@ async fn chain_of_three(store: &dyn ResponseStore) {
         t.save(store).await;
     }
 
-    let load = |id| store.load_context(id);
+    let load = |id| store.load_context(T, id);
     assert_eq!(load("a").await.expect("load"), Some(transcript(&[&a])));
     assert_eq!(load("b").await.expect("load"), Some(transcript(&[&a, &b])));
     let context = load("c").await.expect("load").expect("known");
@@ -99,18 +104,18 @@ async fn delete_keeps_successors(store: &dyn ResponseStore) {
     }
     let full = transcript(&[&a, &b, &c]);
 
-    assert!(store.delete("b").await.expect("delete"));
-    assert!(!store.delete("b").await.expect("delete again"));
-    assert_eq!(store.get("b").await.expect("get"), None);
-    assert_eq!(store.load_context("b").await.expect("load"), None);
+    assert!(store.delete(T, "b").await.expect("delete"));
+    assert!(!store.delete(T, "b").await.expect("delete again"));
+    assert_eq!(store.get(T, "b").await.expect("get"), None);
+    assert_eq!(store.load_context(T, "b").await.expect("load"), None);
     let page = PageRequest {
         after: None,
         limit: 10,
         order: SortOrder::Asc,
     };
-    assert_eq!(store.input_items("b", &page).await.expect("page"), None);
+    assert_eq!(store.input_items(T, "b", &page).await.expect("page"), None);
     assert_eq!(
-        store.load_context("c").await.expect("load"),
+        store.load_context(T, "c").await.expect("load"),
         Some(full.clone())
     );
 
@@ -118,19 +123,23 @@ async fn delete_keeps_successors(store: &dyn ResponseStore) {
     let d = Turn::new("d", Some("b"), 1, 1);
     d.save(store).await;
     assert_eq!(
-        store.load_context("d").await.expect("load"),
+        store.load_context(T, "d").await.expect("load"),
         Some(transcript(&[&d]))
     );
 
     // Items survive while anything references them, and only that long.
-    assert!(store.delete("a").await.expect("delete"));
-    assert_eq!(store.load_context("c").await.expect("load"), Some(full));
-    assert!(store.find_item("a_in0").await.expect("find").is_some());
-    assert!(store.delete("c").await.expect("delete"));
+    assert!(store.delete(T, "a").await.expect("delete"));
+    assert_eq!(store.load_context(T, "c").await.expect("load"), Some(full));
+    assert!(store.find_item(T, "a_in0").await.expect("find").is_some());
+    assert!(store.delete(T, "c").await.expect("delete"));
     for gone in ["a_in0", "a_out0", "b_in0", "b_out1", "c_out0"] {
-        assert_eq!(store.find_item(gone).await.expect("find"), None, "{gone}");
+        assert_eq!(
+            store.find_item(T, gone).await.expect("find"),
+            None,
+            "{gone}"
+        );
     }
-    assert!(store.find_item("d_in0").await.expect("find").is_some());
+    assert!(store.find_item(T, "d_in0").await.expect("find").is_some());
 }
 
 async fn duplicate_is_rejected_atomically(store: &dyn ResponseStore) {
@@ -141,6 +150,7 @@ async fn duplicate_is_rejected_atomically(store: &dyn ResponseStore) {
     second.resource.model = "other-model".into();
     second.input = vec![user("dup_in", "never stored")];
     let new = NewResponse {
+        tenant: T,
         response: &second.resource,
         input: &second.input,
         trace: None,
@@ -150,8 +160,8 @@ async fn duplicate_is_rejected_atomically(store: &dyn ResponseStore) {
         matches!(&err, StoreError::Duplicate(id) if id == "a"),
         "{err:?}"
     );
-    assert_eq!(store.get("a").await.expect("get"), Some(first.resource));
-    assert_eq!(store.find_item("dup_in").await.expect("find"), None);
+    assert_eq!(store.get(T, "a").await.expect("get"), Some(first.resource));
+    assert_eq!(store.find_item(T, "dup_in").await.expect("find"), None);
 }
 
 async fn input_items_pagination(store: &dyn ResponseStore) {
@@ -165,7 +175,7 @@ async fn input_items_pagination(store: &dyn ResponseStore) {
     };
     let list = |req: PageRequest| async move {
         let page = store
-            .input_items("p", &req)
+            .input_items(T, "p", &req)
             .await
             .expect("page")
             .expect("known");
@@ -209,14 +219,14 @@ async fn input_items_pagination(store: &dyn ResponseStore) {
 
     // Cursors must name one of this response's own input items.
     for bad in ["nope", "p_out0", "h_in0"] {
-        let err = store.input_items("p", &page(Asc, Some(bad), 2)).await;
+        let err = store.input_items(T, "p", &page(Asc, Some(bad), 2)).await;
         assert!(
             matches!(&err, Err(StoreError::UnknownCursor(c)) if c == bad),
             "{err:?}"
         );
     }
     let unknown = store
-        .input_items("nope", &page(Asc, None, 2))
+        .input_items(T, "nope", &page(Asc, None, 2))
         .await
         .expect("page");
     assert_eq!(unknown, None);
@@ -230,7 +240,7 @@ async fn find_item_returns_newest(store: &dyn ResponseStore) {
     b.input = vec![user("shared", "second")];
     b.save(store).await;
 
-    let find = |id| store.find_item(id);
+    let find = |id| store.find_item(T, id);
     assert_eq!(
         find("shared").await.expect("find"),
         Some(user("shared", "second"))
@@ -240,7 +250,7 @@ async fn find_item_returns_newest(store: &dyn ResponseStore) {
         Some(a.resource.output[0].clone())
     );
     assert_eq!(find("nope").await.expect("find"), None);
-    assert!(store.delete("b").await.expect("delete"));
+    assert!(store.delete(T, "b").await.expect("delete"));
     assert_eq!(
         find("shared").await.expect("find"),
         Some(user("shared", "first"))
@@ -251,7 +261,7 @@ async fn unknown_previous_means_empty_history(store: &dyn ResponseStore) {
     let t = Turn::new("t", Some("resp_gone"), 1, 1);
     t.save(store).await;
     assert_eq!(
-        store.load_context("t").await.expect("load"),
+        store.load_context(T, "t").await.expect("load"),
         Some(transcript(&[&t]))
     );
     store.ping().await.expect("ping");
@@ -270,7 +280,7 @@ async fn deep_chain(store: &dyn ResponseStore, label: &str) {
 
     let started = Instant::now();
     let context = store
-        .load_context("r99")
+        .load_context(T, "r99")
         .await
         .expect("load")
         .expect("known");
@@ -278,7 +288,7 @@ async fn deep_chain(store: &dyn ResponseStore, label: &str) {
     const RUNS: u32 = 20;
     let started = Instant::now();
     for _ in 0..RUNS {
-        store.load_context("r99").await.expect("load");
+        store.load_context(T, "r99").await.expect("load");
     }
     let warm = started.elapsed() / RUNS;
     eprintln!(

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{transcript, TempDb, Turn};
+use common::{transcript, TempDb, Turn, T};
 use rusqlite::Connection;
 use windlass_engine::{ResponseStore, StoreError};
 use windlass_store::SqliteStore;
@@ -30,8 +30,11 @@ async fn persists_across_reopen() {
         store.close().await;
     }
     let store = SqliteStore::open(&db.path).await.expect("reopen");
-    assert_eq!(store.get("b").await.expect("get"), Some(b.resource.clone()));
-    let context = store.load_context("b").await.expect("load");
+    assert_eq!(
+        store.get(T, "b").await.expect("get"),
+        Some(b.resource.clone())
+    );
+    let context = store.load_context(T, "b").await.expect("load");
     assert_eq!(context, Some(transcript(&[&a, &b])));
 }
 
@@ -64,11 +67,11 @@ async fn items_are_shared_and_collected() {
     // b's history is a reference to a, not copies of a's 3 references.
     assert_eq!(count(&conn, "response_items"), 3 + 2);
 
-    assert!(store.delete("a").await.expect("delete"));
+    assert!(store.delete(T, "a").await.expect("delete"));
     assert_eq!(count(&conn, "items"), 5, "b still references a's items");
     // Deleting a moved its 3 references into b's history.
     assert_eq!(count(&conn, "response_items"), 3 + 2);
-    assert!(store.delete("b").await.expect("delete"));
+    assert!(store.delete(T, "b").await.expect("delete"));
     assert_eq!(count(&conn, "items"), 0);
     assert_eq!(count(&conn, "response_items"), 0);
 }
@@ -82,9 +85,9 @@ async fn bad_json_is_corrupt() {
     conn.execute("UPDATE items SET body = '{not json'", [])
         .expect("tamper");
 
-    let err = store.load_context("a").await.expect_err("corrupt item");
+    let err = store.load_context(T, "a").await.expect_err("corrupt item");
     assert!(matches!(err, StoreError::Corrupt(_)), "{err:?}");
-    let err = store.find_item("a_in0").await.expect_err("corrupt item");
+    let err = store.find_item(T, "a_in0").await.expect_err("corrupt item");
     assert!(matches!(err, StoreError::Corrupt(_)), "{err:?}");
 }
 
@@ -101,7 +104,7 @@ async fn concurrent_saves_all_land() {
                 Turn::new(&format!("t{n}"), Some("root"), 1, 2)
                     .save(&store)
                     .await;
-                store.load_context(&format!("t{n}")).await.expect("load")
+                store.load_context(T, &format!("t{n}")).await.expect("load")
             })
         })
         .collect();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{transcript, TempDb, Turn};
+use common::{transcript, TempDb, Turn, T};
 use rusqlite::Connection;
 use windlass_engine::ResponseStore;
 use windlass_store::SqliteStore;
@@ -14,10 +14,12 @@ fn user_version(conn: &Connection) -> i64 {
         .expect("user_version")
 }
 
-/// What sqlx's migrator left in a database it brought to version 2.
+/// What sqlx's migrator left in a database it brought to version 2: the
+/// schema of migrations 1 and 2 (on a file at version 3).
 fn make_sqlx_era(conn: &Connection) {
     conn.execute_batch(
-        "PRAGMA user_version = 0; \
+        "DROP TABLE IF EXISTS response_traces; \
+         PRAGMA user_version = 0; \
          CREATE TABLE _sqlx_migrations ( \
              version BIGINT PRIMARY KEY, \
              description TEXT NOT NULL, \
@@ -31,13 +33,56 @@ fn make_sqlx_era(conn: &Connection) {
     .expect("sqlx bookkeeping");
 }
 
+/// Takes away what migration 4 (tenants) added.
+fn back_to_version_3(conn: &Connection) {
+    conn.execute_batch(
+        "DROP INDEX items_by_public_id_tenant; \
+         DROP INDEX responses_by_created_at; \
+         CREATE INDEX items_by_public_id ON items (public_id); \
+         ALTER TABLE responses DROP COLUMN tenant; \
+         ALTER TABLE items DROP COLUMN tenant; \
+         PRAGMA user_version = 3;",
+    )
+    .expect("schema 3");
+}
+
+/// Rows stored before tenants existed belong to the default tenant, and
+/// only to it.
+#[tokio::test]
+async fn version_3_rows_become_the_default_tenants() {
+    let db = TempDb::new();
+    let a = Turn::new("a", None, 2, 2);
+    {
+        let store = SqliteStore::open(&db.path).await.expect("open");
+        a.save(&store).await;
+        store.close().await;
+        back_to_version_3(&Connection::open(&db.path).expect("raw"));
+    }
+    let store = SqliteStore::open(&db.path).await.expect("open v3 file");
+    assert_eq!(
+        store.get(T, "a").await.expect("get"),
+        Some(a.resource.clone())
+    );
+    assert_eq!(store.get("acme", "a").await.expect("get"), None);
+    assert!(store.find_item(T, "a_in1").await.expect("find").is_some());
+    assert_eq!(store.find_item("acme", "a_in1").await.expect("find"), None);
+    let b = Turn::new("b", Some("a"), 1, 1);
+    b.save(&store).await;
+    assert_eq!(
+        store.load_context(T, "b").await.expect("load"),
+        Some(transcript(&[&a, &b]))
+    );
+    store.close().await;
+    assert_eq!(user_version(&Connection::open(&db.path).expect("raw")), 4);
+}
+
 #[tokio::test]
 async fn new_file_gets_current_version() {
     let db = TempDb::new();
     let store = SqliteStore::open(&db.path).await.expect("open");
     store.close().await;
     let conn = Connection::open(&db.path).expect("raw");
-    assert_eq!(user_version(&conn), 3);
+    assert_eq!(user_version(&conn), 4);
     drop(conn);
     // Reopening applies nothing (migration 2 would fail a second time).
     let store = SqliteStore::open(&db.path).await.expect("reopen");
@@ -55,6 +100,7 @@ async fn sqlx_migrated_file_keeps_working() {
         a.save(&store).await;
         store.close().await;
         let conn = Connection::open(&db.path).expect("raw");
+        back_to_version_3(&conn);
         make_sqlx_era(&conn);
         assert_eq!(user_version(&conn), 0);
     }
@@ -62,21 +108,24 @@ async fn sqlx_migrated_file_keeps_working() {
     let store = SqliteStore::open(&db.path)
         .await
         .expect("open sqlx-era file");
-    assert_eq!(store.get("a").await.expect("get"), Some(a.resource.clone()));
     assert_eq!(
-        store.load_context("a").await.expect("load"),
+        store.get(T, "a").await.expect("get"),
+        Some(a.resource.clone())
+    );
+    assert_eq!(
+        store.load_context(T, "a").await.expect("load"),
         Some(transcript(&[&a]))
     );
     let b = Turn::new("b", Some("a"), 1, 1);
     b.save(&store).await;
     assert_eq!(
-        store.load_context("b").await.expect("load"),
+        store.load_context(T, "b").await.expect("load"),
         Some(transcript(&[&a, &b]))
     );
     store.close().await;
 
     let conn = Connection::open(&db.path).expect("raw");
-    assert_eq!(user_version(&conn), 3);
+    assert_eq!(user_version(&conn), 4);
     let rows: i64 = conn
         .query_row("SELECT COUNT(*) FROM _sqlx_migrations", [], |r| r.get(0))
         .expect("sqlx rows");
@@ -101,7 +150,7 @@ async fn sqlx_file_at_version_1_gets_migration_2() {
     a.save(&store).await;
     b.save(&store).await;
     assert_eq!(
-        store.load_context("b").await.expect("load"),
+        store.load_context(T, "b").await.expect("load"),
         Some(transcript(&[&a, &b]))
     );
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{TempDb, Turn};
+use common::{TempDb, Turn, T};
 use windlass_engine::ResponseStore;
 use windlass_store::{SqliteOptions, SqliteStore};
 
@@ -32,7 +32,7 @@ async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
             tokio::spawn(async move {
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    let _ = store.get(&format!("w0_{}", n % 50)).await;
+                    let _ = store.get(T, &format!("w0_{}", n % 50)).await;
                     n += 1;
                     if n % 16 == r {
                         tokio::task::yield_now().await;

@@ -8,13 +8,17 @@ mod common;
 
 use std::time::Duration;
 
-use common::{transcript, TempDb, Turn};
+use common::{transcript, TempDb, Turn, T};
 use rusqlite::Connection;
 use windlass_engine::{NewResponse, ResponseStore, StoreError};
 use windlass_store::SqliteStore;
 
 async fn context(store: &SqliteStore, id: &str) -> Vec<windlass_protocol::Item> {
-    store.load_context(id).await.expect("load").expect("known")
+    store
+        .load_context(T, id)
+        .await
+        .expect("load")
+        .expect("known")
 }
 
 /// a <- b <- c <- d, plus a fork b <- e. Deleting b, then c, then a keeps
@@ -35,7 +39,7 @@ async fn repeated_deletes_and_forks_keep_transcripts() {
     let full_e = transcript(&[&a, &b, &e]);
 
     for gone in ["b", "c", "a"] {
-        assert!(store.delete(gone).await.expect("delete"), "{gone}");
+        assert!(store.delete(T, gone).await.expect("delete"), "{gone}");
         assert_eq!(context(&store, "d").await, full_d, "after deleting {gone}");
         assert_eq!(context(&store, "e").await, full_e, "after deleting {gone}");
     }
@@ -48,7 +52,7 @@ async fn repeated_deletes_and_forks_keep_transcripts() {
     );
 
     for id in ["d", "e", "f"] {
-        assert!(store.delete(id).await.expect("delete"));
+        assert!(store.delete(T, id).await.expect("delete"));
     }
     let conn = Connection::open(&db.path).expect("raw connection");
     for table in ["items", "response_items", "responses"] {
@@ -83,8 +87,8 @@ async fn copied_history_rows_still_load() {
 
     let c = Turn::new("c", Some("b"), 1, 1);
     c.save(&store).await;
-    assert!(store.delete("b").await.expect("delete"));
-    assert!(store.delete("a").await.expect("delete"));
+    assert!(store.delete(T, "b").await.expect("delete"));
+    assert!(store.delete(T, "a").await.expect("delete"));
     assert_eq!(context(&store, "c").await, transcript(&[&a, &b, &c]));
 }
 
@@ -98,9 +102,12 @@ async fn big_saves_round_trip() {
     a.save(&store).await;
     b.save(&store).await;
     assert_eq!(context(&store, "b").await, transcript(&[&a, &b]));
-    assert_eq!(store.get("a").await.expect("get"), Some(a.resource.clone()));
+    assert_eq!(
+        store.get(T, "a").await.expect("get"),
+        Some(a.resource.clone())
+    );
     // The newest copy of an id wins, across chunk boundaries too.
-    let found = store.find_item("a_in4999").await.expect("find");
+    let found = store.find_item(T, "a_in4999").await.expect("find");
     assert_eq!(found.as_ref(), a.input.last());
 }
 
@@ -115,6 +122,7 @@ async fn cancelled_save_does_not_wedge_the_writer() {
     ] {
         let a = Turn::new("a", None, 300, 300);
         let save = store.save(NewResponse {
+            tenant: T,
             response: &a.resource,
             input: &a.input,
             trace: None,
@@ -126,9 +134,9 @@ async fn cancelled_save_does_not_wedge_the_writer() {
         b.save(&store).await;
         assert_eq!(context(&store, "b").await, transcript(&[&b]));
         // `a` either landed whole or not at all.
-        match store.load_context("a").await.expect("load") {
+        match store.load_context(T, "a").await.expect("load") {
             Some(items) => assert_eq!(items, transcript(&[&a])),
-            None => assert_eq!(store.find_item("a_in0").await.expect("find"), None),
+            None => assert_eq!(store.find_item(T, "a_in0").await.expect("find"), None),
         }
     }
 }
@@ -146,6 +154,7 @@ async fn concurrent_duplicates_fail_individually() {
                 let turn = Turn::new(&format!("t{}", n % 32), None, 1, 1);
                 let result = store
                     .save(NewResponse {
+                        tenant: T,
                         response: &turn.resource,
                         input: &turn.input,
                         trace: None,

@@ -93,6 +93,8 @@ pub mod mcp_stdio;
 #[cfg(feature = "cli")]
 pub mod otlp;
 #[cfg(feature = "cli")]
+pub mod retention;
+#[cfg(feature = "cli")]
 pub mod run;
 pub mod sdk;
 #[cfg(feature = "cli")]

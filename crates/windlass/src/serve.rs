@@ -98,10 +98,11 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let upstream = describe(&settings.upstreams);
     let provider = build_router(&settings.upstreams).map_err(ConfigError::from)?;
     let metrics = Metrics::from_config(&settings.server.metrics);
-    let store = TimedStore::wrap(
-        Arc::new(SqliteStore::open_with(&settings.db, settings.store.clone()).await?),
-        &metrics,
-    );
+    let sqlite = Arc::new(SqliteStore::open_with(&settings.db, settings.store.clone()).await?);
+    if let Some(days) = settings.retention_days {
+        crate::retention::spawn(sqlite.clone(), days);
+    }
+    let store = TimedStore::wrap(sqlite, &metrics);
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);

@@ -150,12 +150,13 @@ async fn unknown_top_level_parameter_is_400_naming_it() {
 }
 
 #[tokio::test]
-async fn unknown_previous_response_id_is_404() {
+async fn unknown_previous_response_id_is_400() {
     let gw = Gateway::start().await;
+    // OpenAI's status for it (another tenant's id gets the same).
     let err = refused_both_ways(
         &gw,
         json!({"model": "m", "input": [probe()], "previous_response_id": "resp_nope"}),
-        404,
+        400,
     )
     .await;
     assert_eq!(err["param"], "previous_response_id", "{err}");

@@ -137,7 +137,8 @@ async fn store_false_writes_nothing_json() {
             &json!({"model": "m", "input": "again", "previous_response_id": id}),
         )
         .await;
-    let err = assert_api_error(s, &body, 404);
+    // OpenAI answers an unknown previous response with a 400 naming it.
+    let err = assert_api_error(s, &body, 400);
     assert_eq!(err["param"], "previous_response_id");
     assert_eq!(gw.upstream.request_count(), before);
 }
@@ -165,7 +166,7 @@ async fn store_false_writes_nothing_sse() {
             &json!({"model": "m", "input": "again", "previous_response_id": id_of(fin)}),
         )
         .await;
-    assert_api_error(s, &body, 404);
+    assert_api_error(s, &body, 400);
 }
 
 // ------------------------------------------------------------------ chains
@@ -504,7 +505,7 @@ async fn delete_then_get_404_and_delete_again_404() {
             &json!({"model": "m", "input": "y", "previous_response_id": id}),
         )
         .await;
-    assert_api_error(s, &b, 404);
+    assert_api_error(s, &b, 400);
     assert_eq!(stored_response_count(&gw).unwrap_or(0), 0);
 }
 

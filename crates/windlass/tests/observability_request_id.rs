@@ -113,6 +113,7 @@ async fn a_clients_id_is_echoed_and_on_every_line_of_its_response() {
     let f = &done[0]["fields"];
     assert_eq!(done[0]["target"], "windlass::access");
     assert_eq!(f["key"], "key-1");
+    assert_eq!(f["tenant"], "default");
     assert_eq!(f["model"], "m-req");
     assert_eq!(f["status"], "completed");
     assert_eq!(

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use serde_json::{json, Value};
-use windlass_engine::{NewResponse, ResponseStore};
+use windlass_engine::{NewResponse, ResponseStore, DEFAULT_TENANT};
 use windlass_store::SqliteStore;
 use windlass_testkit::Reply;
 
@@ -43,7 +43,7 @@ async fn load_context_times(
             for _ in 0..iters {
                 let t = Instant::now();
                 let ctx = store
-                    .load_context(&id)
+                    .load_context(DEFAULT_TENANT, &id)
                     .await
                     .map_err(|e| format!("load_context: {e}"))?
                     .ok_or("load_context: unknown id")?;
@@ -67,12 +67,12 @@ pub async fn save_times(bench: &Bench, template_id: &str, iters: usize) -> Resul
         .wl
         .spawn(async move {
             let mut resource = store
-                .get(&id)
+                .get(DEFAULT_TENANT, &id)
                 .await
                 .map_err(|e| format!("get: {e}"))?
                 .ok_or("get: unknown id")?;
             let ctx = store
-                .load_context(&id)
+                .load_context(DEFAULT_TENANT, &id)
                 .await
                 .map_err(|e| format!("load_context: {e}"))?
                 .ok_or("load_context: unknown id")?;
@@ -85,6 +85,7 @@ pub async fn save_times(bench: &Bench, template_id: &str, iters: usize) -> Resul
                 let t = Instant::now();
                 store
                     .save(NewResponse {
+                        tenant: DEFAULT_TENANT,
                         response: &resource,
                         input: &input,
                         trace: None,

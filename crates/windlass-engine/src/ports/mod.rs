@@ -5,6 +5,7 @@ pub mod mcp;
 pub mod policy;
 pub mod propagation;
 pub mod provider;
+pub mod quota;
 pub mod sink;
 pub mod store;
 pub mod tools;

@@ -1,12 +1,22 @@
 //! The persistence port: finished responses and the items they reference.
+//!
+//! Every stored row has an owner tenant. Reads and deletes name the tenant
+//! first, and a row of another tenant behaves exactly like an unknown id, so
+//! ids tell nothing across tenants.
 
 use windlass_protocol::{Item, ResponseResource};
 
 use crate::trace::Trace;
 
+/// The tenant of keys that name none, of flag/env setups and of the SDK.
+pub const DEFAULT_TENANT: &str = "default";
+
 /// A finished response to persist.
 #[derive(Debug, Clone, Copy)]
 pub struct NewResponse<'a> {
+    /// The owner tenant; the response continues only from its own tenant's
+    /// responses.
+    pub tenant: &'a str,
     /// The resource as returned to the client, `output` included.
     pub response: &'a ResponseResource,
     /// The items of this request's own `input` (ids assigned), in order.
@@ -61,30 +71,42 @@ pub trait ResponseStore: Send + Sync {
     /// output), referenced rather than copied. Atomic: all or nothing.
     async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError>;
 
-    /// The stored resource, or `None`.
-    async fn get(&self, id: &str) -> Result<Option<ResponseResource>, StoreError>;
+    /// The stored resource, or `None` (also for another tenant's id).
+    async fn get(&self, tenant: &str, id: &str) -> Result<Option<ResponseResource>, StoreError>;
 
     /// The transcript to continue from `id`: its history, input and output in
     /// order. `None` when `id` is unknown.
-    async fn load_context(&self, id: &str) -> Result<Option<Vec<Item>>, StoreError>;
+    async fn load_context(&self, tenant: &str, id: &str) -> Result<Option<Vec<Item>>, StoreError>;
 
     /// A page of the request's own input items. `None` when `id` is unknown.
     async fn input_items(
         &self,
+        tenant: &str,
         id: &str,
         page: &PageRequest,
     ) -> Result<Option<ItemPage>, StoreError>;
 
     /// Deletes a response. Responses that continue from it keep working.
     /// Returns false when `id` is unknown.
-    async fn delete(&self, id: &str) -> Result<bool, StoreError>;
+    async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError>;
 
-    /// The most recently stored item with this public id (for `item_reference`).
-    async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError>;
+    /// The most recently stored item with this public id among the tenant's
+    /// responses (for `item_reference`).
+    async fn find_item(&self, tenant: &str, item_id: &str) -> Result<Option<Item>, StoreError>;
 
     /// The execution trace of a response; `None` when there is none.
-    async fn trace(&self, _response_id: &str) -> Result<Option<Trace>, StoreError> {
+    async fn trace(&self, _tenant: &str, _response_id: &str) -> Result<Option<Trace>, StoreError> {
         Ok(None)
+    }
+
+    /// Retention, across every tenant: deletes the responses created before
+    /// `created_before` (Unix seconds) with their traces and the items no
+    /// remaining response references; newer responses that continue from a
+    /// pruned one keep their whole history. Returns how many were deleted.
+    async fn prune(&self, _created_before: u64) -> Result<u64, StoreError> {
+        Err(StoreError::Backend(
+            "this store does not support pruning".into(),
+        ))
     }
 
     /// Cheap liveness probe for `/ready`.

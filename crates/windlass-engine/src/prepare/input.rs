@@ -17,11 +17,12 @@ use crate::ports::tools::ToolCall;
 pub async fn canonicalize_input(
     items: Vec<Item>,
     store: &dyn ResponseStore,
+    tenant: &str,
 ) -> Result<Vec<Item>, EngineError> {
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let item = match item {
-            Item::ItemReference(r) => store.find_item(&r.id).await?.ok_or_else(|| {
+            Item::ItemReference(r) => store.find_item(tenant, &r.id).await?.ok_or_else(|| {
                 EngineError::invalid(
                     format!("Item with id '{}' not found.", r.id),
                     Some(format!("input[{i}].id")),

@@ -23,6 +23,7 @@ use crate::mcp::resume::resume_mcp;
 use crate::mcp::McpRun;
 use crate::ports::policy::PolicyContext;
 use crate::ports::provider::{ModelProvider, ModelRequest, ModelToolChoice, ProviderError};
+use crate::ports::store::DEFAULT_TENANT;
 use crate::ports::tools::ToolCall;
 use crate::tooling::ToolSet;
 
@@ -50,6 +51,9 @@ pub struct PreparedRun {
     pub(crate) client_tools_status: ClientToolsStatus,
     /// Who asked (see [`PolicyContext::principal`]).
     pub(crate) principal: Option<String>,
+    /// The owner tenant: history and references were read from its rows
+    /// only, and the response is stored as its.
+    pub(crate) tenant: String,
 }
 
 impl PreparedRun {
@@ -64,6 +68,11 @@ impl PreparedRun {
 
     pub fn store(&self) -> bool {
         self.response.store
+    }
+
+    /// The tenant the response belongs to.
+    pub fn tenant(&self) -> &str {
+        &self.tenant
     }
 
     /// Overrides, for this request, how a pause for the client ends.
@@ -95,9 +104,17 @@ impl PreparedRun {
 }
 
 impl Engine {
-    /// Validates `req` and loads what it continues from.
-    pub async fn prepare(
+    /// [`prepare_for`](Self::prepare_for) the default tenant (the SDK, and
+    /// servers whose keys name no tenant).
+    pub async fn prepare(&self, req: CreateResponseRequest) -> Result<PreparedRun, EngineError> {
+        self.prepare_for(DEFAULT_TENANT, req).await
+    }
+
+    /// Validates `req` and loads what it continues from, reading only
+    /// `tenant`'s responses and items: another tenant's id is unknown here.
+    pub async fn prepare_for(
         &self,
+        tenant: &str,
         mut req: CreateResponseRequest,
     ) -> Result<PreparedRun, EngineError> {
         let inner = &self.inner;
@@ -124,21 +141,20 @@ impl Engine {
         }
 
         let history = match &req.previous_response_id {
-            Some(prev) => {
-                inner
-                    .store
-                    .load_context(prev)
-                    .await?
-                    .ok_or_else(|| EngineError::NotFound {
-                        message: format!("Previous response with id '{prev}' not found."),
-                        param: Some("previous_response_id".to_owned()),
-                        code: Some("previous_response_not_found".to_owned()),
-                    })?
-            }
+            Some(prev) => inner
+                .store
+                .load_context(tenant, prev)
+                .await?
+                // A 400 like OpenAI's; the same for another tenant's id.
+                .ok_or_else(|| EngineError::InvalidRequest {
+                    message: format!("Previous response with id '{prev}' not found."),
+                    param: Some("previous_response_id".to_owned()),
+                    code: Some("previous_response_not_found".to_owned()),
+                })?,
             None => Vec::new(),
         };
         let raw_input = req.input.take().map(|i| i.into_items()).unwrap_or_default();
-        let input = input::canonicalize_input(raw_input, inner.store.as_ref()).await?;
+        let input = input::canonicalize_input(raw_input, inner.store.as_ref(), tenant).await?;
         let open_calls = input::match_call_outputs(&history, &input)?;
         let resumed = resume_mcp(&history, &input)?;
         check_upstream(inner.provider.as_ref(), &req, &model, &input, &resolved)?;
@@ -178,6 +194,7 @@ impl Engine {
             limits,
             client_tools_status: inner.config.client_tools_status,
             principal: None,
+            tenant: tenant.to_owned(),
         })
     }
 }

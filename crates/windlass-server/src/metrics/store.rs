@@ -1,5 +1,7 @@
 //! Store operation latency: a [`ResponseStore`] that times each call of
 //! the store it wraps into `windlass_store_operation_duration_seconds`.
+//! Every method is forwarded, default ones included, so wrapping changes
+//! nothing but the timing.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -41,34 +43,41 @@ impl ResponseStore for TimedStore {
         self.timed("save", self.inner.save(new)).await
     }
 
-    async fn get(&self, id: &str) -> Result<Option<ResponseResource>, StoreError> {
-        self.timed("get", self.inner.get(id)).await
+    async fn get(&self, tenant: &str, id: &str) -> Result<Option<ResponseResource>, StoreError> {
+        self.timed("get", self.inner.get(tenant, id)).await
     }
 
-    async fn load_context(&self, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
-        self.timed("load_context", self.inner.load_context(id))
+    async fn load_context(&self, tenant: &str, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
+        self.timed("load_context", self.inner.load_context(tenant, id))
             .await
     }
 
     async fn input_items(
         &self,
+        tenant: &str,
         id: &str,
         page: &PageRequest,
     ) -> Result<Option<ItemPage>, StoreError> {
-        self.timed("input_items", self.inner.input_items(id, page))
+        self.timed("input_items", self.inner.input_items(tenant, id, page))
             .await
     }
 
-    async fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        self.timed("delete", self.inner.delete(id)).await
+    async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {
+        self.timed("delete", self.inner.delete(tenant, id)).await
     }
 
-    async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError> {
-        self.timed("find_item", self.inner.find_item(item_id)).await
+    async fn find_item(&self, tenant: &str, item_id: &str) -> Result<Option<Item>, StoreError> {
+        self.timed("find_item", self.inner.find_item(tenant, item_id))
+            .await
     }
 
-    async fn trace(&self, response_id: &str) -> Result<Option<Trace>, StoreError> {
-        self.timed("trace", self.inner.trace(response_id)).await
+    async fn trace(&self, tenant: &str, response_id: &str) -> Result<Option<Trace>, StoreError> {
+        self.timed("trace", self.inner.trace(tenant, response_id))
+            .await
+    }
+
+    async fn prune(&self, created_before: u64) -> Result<u64, StoreError> {
+        self.timed("prune", self.inner.prune(created_before)).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

@@ -18,6 +18,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../../migrations/0001_init.sql")),
     (2, include_str!("../../migrations/0002_history_parent.sql")),
     (3, include_str!("../../migrations/0003_traces.sql")),
+    (4, include_str!("../../migrations/0004_tenants.sql")),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

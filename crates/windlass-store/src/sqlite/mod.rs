@@ -9,6 +9,7 @@
 mod checkpoint;
 mod conn;
 mod migrate;
+mod prune;
 mod read;
 mod trace;
 mod write;
@@ -204,32 +205,37 @@ impl ResponseStore for SqliteStore {
         write::save(&self.writer, new).await
     }
 
-    async fn get(&self, id: &str) -> Result<Option<ResponseResource>, StoreError> {
+    async fn get(&self, tenant: &str, id: &str) -> Result<Option<ResponseResource>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        read::get(conn.conn()?, id)
+        read::get(conn.conn()?, tenant, id)
     }
 
-    async fn load_context(&self, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
+    async fn load_context(&self, tenant: &str, id: &str) -> Result<Option<Vec<Item>>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        read::load_context(conn.conn()?, id)
+        read::load_context(conn.conn()?, tenant, id)
     }
 
     async fn input_items(
         &self,
+        tenant: &str,
         id: &str,
         page: &PageRequest,
     ) -> Result<Option<ItemPage>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        read::input_items(conn.conn()?, id, page)
+        read::input_items(conn.conn()?, tenant, id, page)
     }
 
-    async fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        write::delete(&self.writer, id).await
+    async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {
+        write::delete(&self.writer, tenant, id).await
     }
 
-    async fn find_item(&self, item_id: &str) -> Result<Option<Item>, StoreError> {
+    async fn find_item(&self, tenant: &str, item_id: &str) -> Result<Option<Item>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        read::find_item(conn.conn()?, item_id)
+        read::find_item(conn.conn()?, tenant, item_id)
+    }
+
+    async fn prune(&self, created_before: u64) -> Result<u64, StoreError> {
+        prune::prune(&self.writer, created_before).await
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
@@ -237,8 +243,8 @@ impl ResponseStore for SqliteStore {
         read::ping(conn.conn()?)
     }
 
-    async fn trace(&self, response_id: &str) -> Result<Option<Trace>, StoreError> {
+    async fn trace(&self, tenant: &str, response_id: &str) -> Result<Option<Trace>, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
-        trace::load(conn.conn()?, response_id)
+        trace::load(conn.conn()?, tenant, response_id)
     }
 }

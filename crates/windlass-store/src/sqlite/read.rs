@@ -12,12 +12,16 @@ use super::{INPUT, OUTPUT};
 use crate::codec::{backend, decode_item, decode_resource};
 
 /// The resource with its output items put back.
-pub(super) fn get(conn: &mut Connection, id: &str) -> Result<Option<ResponseResource>, StoreError> {
+pub(super) fn get(
+    conn: &mut Connection,
+    tenant: &str,
+    id: &str,
+) -> Result<Option<ResponseResource>, StoreError> {
     // One read transaction: the resource and its output from the same snapshot.
     let tx = conn.transaction().map_err(backend)?;
     let body: Option<String> = tx
-        .prepare_cached("SELECT body FROM responses WHERE id = ?")
-        .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
+        .prepare_cached("SELECT body FROM responses WHERE id = ? AND tenant = ?")
+        .and_then(|mut s| s.query_row([id, tenant], |r| r.get(0)).optional())
         .map_err(backend)?;
     let Some(body) = body else {
         return Ok(None);
@@ -40,17 +44,20 @@ pub(super) fn get(conn: &mut Connection, id: &str) -> Result<Option<ResponseReso
 /// response's references one range scan of the primary key.
 ///
 /// The outer joins tell "unknown" (no row) from "empty" (one NULL row).
+/// Only the first response's tenant is checked: a chain never crosses
+/// tenants (a save links a predecessor of its own tenant only).
 ///
 /// Runs inline like every read: ~0.5 ms for a 100-deep chain, most of it
 /// decoding the items' JSON, which would cost the same on any thread.
 pub(super) fn load_context(
     conn: &mut Connection,
+    tenant: &str,
     id: &str,
 ) -> Result<Option<Vec<Item>>, StoreError> {
     let mut stmt = conn
         .prepare_cached(
             "WITH RECURSIVE chain (id, depth) AS ( \
-                 SELECT id, 0 FROM responses WHERE id = ?1 \
+                 SELECT id, 0 FROM responses WHERE id = ?1 AND tenant = ?3 \
                  UNION ALL \
                  SELECT p.history_parent, c.depth + 1 FROM chain c \
                  JOIN responses p ON p.id = c.id \
@@ -61,7 +68,10 @@ pub(super) fn load_context(
              ORDER BY c.depth DESC, r.section, r.position",
         )
         .map_err(backend)?;
-    let (out, rows) = decode_rows(stmt.query(params![id, MAX_DEPTH]).map_err(backend)?)?;
+    let (out, rows) = decode_rows(
+        stmt.query(params![id, MAX_DEPTH, tenant])
+            .map_err(backend)?,
+    )?;
     Ok((rows > 0).then_some(out))
 }
 
@@ -73,6 +83,7 @@ const MAX_DEPTH: i64 = 1_000_000;
 /// and the page holds the items that follow it in the requested order.
 pub(super) fn input_items(
     conn: &mut Connection,
+    tenant: &str,
     id: &str,
     page: &PageRequest,
 ) -> Result<Option<ItemPage>, StoreError> {
@@ -83,8 +94,8 @@ pub(super) fn input_items(
     let tx = conn.transaction().map_err(backend)?;
 
     let exists: Option<i64> = tx
-        .prepare_cached("SELECT 1 FROM responses WHERE id = ?")
-        .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
+        .prepare_cached("SELECT 1 FROM responses WHERE id = ? AND tenant = ?")
+        .and_then(|mut s| s.query_row([id, tenant], |r| r.get(0)).optional())
         .map_err(backend)?;
     if exists.is_none() {
         return Ok(None);
@@ -130,10 +141,17 @@ pub(super) fn input_items(
 }
 
 /// The highest key is the most recently stored item with that public id.
-pub(super) fn find_item(conn: &mut Connection, item_id: &str) -> Result<Option<Item>, StoreError> {
+pub(super) fn find_item(
+    conn: &mut Connection,
+    tenant: &str,
+    item_id: &str,
+) -> Result<Option<Item>, StoreError> {
     let body: Option<String> = conn
-        .prepare_cached("SELECT body FROM items WHERE public_id = ? ORDER BY key DESC LIMIT 1")
-        .and_then(|mut s| s.query_row([item_id], |r| r.get(0)).optional())
+        .prepare_cached(
+            "SELECT body FROM items WHERE public_id = ? AND tenant = ? \
+             ORDER BY key DESC LIMIT 1",
+        )
+        .and_then(|mut s| s.query_row([item_id, tenant], |r| r.get(0)).optional())
         .map_err(backend)?;
     body.as_deref().map(decode_item).transpose()
 }

@@ -19,11 +19,17 @@ pub(super) fn insert(conn: &Connection, response_id: &str, body: &str) -> Result
     .map_err(backend)
 }
 
-pub(super) fn load(conn: &mut Connection, response_id: &str) -> Result<Option<Trace>, StoreError> {
+/// The trace of `tenant`'s response: it belongs to its response's tenant.
+pub(super) fn load(
+    conn: &mut Connection,
+    tenant: &str,
+    response_id: &str,
+) -> Result<Option<Trace>, StoreError> {
     let body: Option<String> = conn
         .query_row(
-            "SELECT body FROM response_traces WHERE response_id = ?1",
-            params![response_id],
+            "SELECT t.body FROM response_traces t JOIN responses r ON r.id = t.response_id \
+             WHERE t.response_id = ?1 AND r.tenant = ?2",
+            params![response_id, tenant],
             |r| r.get(0),
         )
         .optional()

@@ -35,8 +35,8 @@ use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
 /// (they are how this code writes, not part of the stored data).
 ///
 /// The response row names its predecessor in `history_parent` only if that
-/// response exists, so an unknown or deleted predecessor means an empty
-/// history; the history itself is not copied (`load_context` walks the
+/// response exists and has the same tenant, so an unknown, deleted or
+/// foreign predecessor means an empty history; the history itself is not copied (`load_context` walks the
 /// chain).
 ///
 /// Item keys are assigned here rather than by SQLite so the references can
@@ -45,26 +45,30 @@ use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
 /// from the same `MAX(key)` (their foreign key is checked at commit), and
 /// the single writer means nothing inserts items in between.
 pub(super) const SAVE_TRIGGER: &str = "\
-CREATE TEMP VIEW IF NOT EXISTS save_response (id, created_at, previous_response_id, body, items) \
-    AS SELECT NULL, NULL, NULL, NULL, NULL; \
+CREATE TEMP VIEW IF NOT EXISTS save_response \
+    (id, created_at, previous_response_id, body, items, tenant) \
+    AS SELECT NULL, NULL, NULL, NULL, NULL, NULL; \
 CREATE TEMP TRIGGER IF NOT EXISTS save_response_insert INSTEAD OF INSERT ON save_response \
 BEGIN \
-    INSERT INTO responses (id, created_at, previous_response_id, body, history_parent) \
+    INSERT INTO responses (id, created_at, previous_response_id, body, history_parent, tenant) \
         VALUES (NEW.id, NEW.created_at, NEW.previous_response_id, NEW.body, \
-                (SELECT p.id FROM responses p WHERE p.id = NEW.previous_response_id)); \
+                (SELECT p.id FROM responses p \
+                 WHERE p.id = NEW.previous_response_id AND p.tenant = NEW.tenant), \
+                NEW.tenant); \
     INSERT INTO response_items (response_id, section, position, item_key) \
         SELECT NEW.id, j.value ->> 0, j.value ->> 1, \
                (SELECT IFNULL(MAX(i.key), 0) FROM items i) + 1 + j.key \
         FROM json_each(NEW.items) j; \
-    INSERT INTO items (key, public_id, body) \
+    INSERT INTO items (key, public_id, body, tenant) \
         SELECT (SELECT IFNULL(MAX(i.key), 0) FROM items i) + 1 + j.key, \
-               j.value ->> 2, j.value ->> 3 \
+               j.value ->> 2, j.value ->> 3, NEW.tenant \
         FROM json_each(NEW.items) j; \
 END;";
 
 /// The save statement: one row of the `save_response` view.
-const SAVE: &str = "INSERT INTO save_response (id, created_at, previous_response_id, body, items) \
-                    VALUES (?, ?, ?, ?, ?)";
+const SAVE: &str = "INSERT INTO save_response \
+                    (id, created_at, previous_response_id, body, items, tenant) \
+                    VALUES (?, ?, ?, ?, ?, ?)";
 
 /// Saves the response row and its input and output items. All or nothing.
 pub(super) async fn save(
@@ -79,11 +83,14 @@ pub(super) async fn save(
     let created_at = i64::try_from(resource.created_at).unwrap_or(i64::MAX);
     let id = resource.id.clone();
     let previous = resource.previous_response_id.clone();
+    let tenant = new.tenant.to_owned();
     let trace = new.trace.map(trace::encode).transpose()?;
 
     on_writer(writer, move |conn| {
         conn.prepare_cached(SAVE)
-            .and_then(|mut stmt| stmt.execute(params![id, created_at, previous, body, items]))
+            .and_then(|mut stmt| {
+                stmt.execute(params![id, created_at, previous, body, items, tenant])
+            })
             .map_err(|e| match is_unique_violation(&e) {
                 true => StoreError::Duplicate(id.clone()),
                 false => backend(e),
@@ -102,7 +109,7 @@ pub(super) async fn save(
 
 /// Runs `write` on the writer connection, on a blocking-pool thread; a
 /// successful write counts as a commit for the checkpointer.
-async fn on_writer<T, F>(writer: &Arc<Mutex<Writer>>, write: F) -> Result<T, StoreError>
+pub(super) async fn on_writer<T, F>(writer: &Arc<Mutex<Writer>>, write: F) -> Result<T, StoreError>
 where
     T: Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
@@ -142,15 +149,34 @@ fn encode_rows(new: NewResponse<'_>) -> Result<String, StoreError> {
 /// any more. Successors keep working: each response continuing from this one
 /// first takes over its references (as history rows placed before its own)
 /// and its predecessor, so its transcript stays the same.
-pub(super) async fn delete(writer: &Arc<Mutex<Writer>>, id: &str) -> Result<bool, StoreError> {
-    let id = id.to_owned();
-    on_writer(writer, move |conn| delete_in(conn, &id).map_err(backend)).await
+pub(super) async fn delete(
+    writer: &Arc<Mutex<Writer>>,
+    tenant: &str,
+    id: &str,
+) -> Result<bool, StoreError> {
+    let (tenant, id) = (tenant.to_owned(), id.to_owned());
+    on_writer(writer, move |conn| {
+        delete_in(conn, &tenant, &id).map_err(backend)
+    })
+    .await
 }
 
-fn delete_in(conn: &mut Connection, id: &str) -> Result<bool, rusqlite::Error> {
+fn delete_in(conn: &mut Connection, tenant: &str, id: &str) -> Result<bool, rusqlite::Error> {
     // Rolled back when dropped on an error.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let owned = tx
+        .prepare_cached("SELECT 1 FROM responses WHERE id = ?1 AND tenant = ?2")?
+        .exists(params![id, tenant])?;
+    if !owned {
+        return Ok(false);
+    }
+    delete_owned(&tx, id)?;
+    tx.commit()?;
+    Ok(true)
+}
 
+/// Deletes response `id` (known to exist) inside the caller's transaction.
+pub(super) fn delete_owned(tx: &Connection, id: &str) -> Result<(), rusqlite::Error> {
     // Successors' existing history rows (from an earlier delete) start at
     // their minimum position; this response's rows go right before them.
     tx.prepare_cached(
@@ -185,10 +211,7 @@ fn delete_in(conn: &mut Connection, id: &str) -> Result<bool, rusqlite::Error> {
 
     tx.prepare_cached("DELETE FROM response_items WHERE response_id = ?")?
         .execute([id])?;
-    let deleted = tx
-        .prepare_cached("DELETE FROM responses WHERE id = ?")?
+    tx.prepare_cached("DELETE FROM responses WHERE id = ?")?
         .execute([id])?;
-
-    tx.commit()?;
-    Ok(deleted > 0)
+    Ok(())
 }

@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
-use windlass_engine::{NewResponse, ResponseStore};
+use windlass_engine::{NewResponse, ResponseStore, DEFAULT_TENANT};
+
+/// The tenant the single-tenant tests store under.
+pub const T: &str = DEFAULT_TENANT;
 use windlass_protocol::{Item, ResponseResource};
 
 /// A completed resource with every field set to something non-default, so a
@@ -104,8 +107,13 @@ impl Turn {
     }
 
     pub async fn save(&self, store: &dyn ResponseStore) {
+        self.save_as(store, T).await;
+    }
+
+    pub async fn save_as(&self, store: &dyn ResponseStore, tenant: &str) {
         store
             .save(NewResponse {
+                tenant,
                 response: &self.resource,
                 input: &self.input,
                 trace: None,

@@ -193,7 +193,7 @@ pub async fn item_stored(gw: &Gateway, item_id: &str) -> bool {
     gw.state
         .engine
         .store()
-        .find_item(item_id)
+        .find_item(windlass_engine::DEFAULT_TENANT, item_id)
         .await
         .expect("find_item")
         .is_some()
