@@ -20,4 +20,5 @@ cargo build --workspace --bins
 ./scripts/postgres.sh cargo test --workspace
 
 ./scripts/client-fixtures.sh
+./scripts/obs-fixtures.sh
 (cd tests/python && ../../.venv-test/bin/python -m pytest -q)

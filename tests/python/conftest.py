@@ -63,6 +63,10 @@ class Fake:
         with urllib.request.urlopen(self.control + "/requests", timeout=5) as r:
             return json.load(r)
 
+    def request_headers(self) -> list:
+        with urllib.request.urlopen(self.control + "/request_headers", timeout=5) as r:
+            return json.load(r)
+
     def close(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)

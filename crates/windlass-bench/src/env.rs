@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use windlass_engine::{Engine, EngineConfig, ResponseStore};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
-use windlass_server::{AppState, ServerConfig};
+use windlass_server::{AppState, Metrics, ServerConfig, TimedStore};
 use windlass_store::{PgStore, SqliteStore};
 use windlass_testkit::{FakeUpstream, MockBehavior, MockExecutor};
 
@@ -129,6 +129,8 @@ impl Bench {
             );
         let (stop, stopped) = oneshot::channel::<()>();
         let nodelay = s.windlass_nodelay;
+        let mut server_cfg = ServerConfig::default();
+        server_cfg.metrics.enabled = s.metrics;
         let upstream_addr = upstream.addr();
         let built = wl
             .spawn(async move {
@@ -136,11 +138,14 @@ impl Bench {
                     ChatCompletionsProvider::new(pcfg).map_err(|e| format!("provider: {e}"))?,
                 );
                 let store = open_store(&db_str, pg_url.as_deref()).await?;
-                let engine = Engine::builder(provider, store.clone())
+                // As `windlass serve` wires it: the store timed when
+                // metrics are on.
+                let metrics = Metrics::from_config(&server_cfg.metrics);
+                let engine = Engine::builder(provider, TimedStore::wrap(store.clone(), &metrics))
                     .config(engine_cfg)
                     .executor(mock.arc())
                     .build();
-                let state = AppState::new(engine, ServerConfig::default());
+                let state = AppState::new(engine, server_cfg).with_metrics(metrics);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
                     .map_err(|e| format!("bind: {e}"))?;

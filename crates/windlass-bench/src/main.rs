@@ -105,6 +105,10 @@ pub struct Args {
     /// `windlass` binary logs at info by default.
     #[arg(long)]
     pub log: bool,
+    /// Turn Windlass's Prometheus metrics off (`[server.metrics] enabled =
+    /// false`); they are on by default, as in the `windlass` binary.
+    #[arg(long)]
+    pub no_metrics: bool,
     /// Diagnostic: serve Windlass's router with TCP_NODELAY on accepted
     /// sockets (what `windlass_server::serve` does not do today) to show the
     /// effect of Nagle's algorithm on streamed events.
@@ -142,6 +146,8 @@ pub struct Settings {
     pub windlass_nodelay: bool,
     /// `store` flag of the json and stream scenarios' requests.
     pub store: bool,
+    /// Windlass records metrics.
+    pub metrics: bool,
     /// How long the idle scenario waits for the upstream streams to be released.
     pub release_timeout: Duration,
     /// A Postgres URL; `None`: a temp SQLite file.
@@ -180,6 +186,7 @@ impl Settings {
             load_context_iters: if a.quick { 20 } else { 300 },
             windlass_nodelay: a.windlass_nodelay,
             store: !a.unstored,
+            metrics: !a.no_metrics,
             release_timeout: Duration::from_secs(if a.quick { 1 } else { 5 }),
             db: a.db.clone(),
         }

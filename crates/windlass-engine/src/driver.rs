@@ -51,9 +51,19 @@ impl Engine {
         sink: &mut dyn EventSink,
         cancel: CancellationToken,
     ) -> RunOutcome {
-        let span =
-            tracing::info_span!("response", id = %run.response.id, model = %run.response.model);
-        self.drive(run, sink, cancel).instrument(span).await
+        // Field names after the OpenTelemetry GenAI conventions, so an
+        // exporter shows them as such; usage is filled in at the end.
+        let span = tracing::info_span!(
+            "response",
+            id = %run.response.id,
+            model = %run.response.model,
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+        );
+        let outcome = self.drive(run, sink, cancel).instrument(span.clone()).await;
+        record_usage(&span, outcome.response.usage.as_ref());
+        outcome
     }
 
     async fn drive(
@@ -96,6 +106,16 @@ impl Engine {
             warn!(code = %f.code(), message = %f.message, "response failed");
         }
         finalize(inner, &d.run, d.out, ending, d.usage).await
+    }
+}
+
+/// Token counts on a span that declared the GenAI usage fields.
+fn record_usage(span: &tracing::Span, usage: Option<&Usage>) {
+    // As i64: exporters show an u64 field as text (it may not fit).
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    if let Some(u) = usage {
+        span.record("gen_ai.usage.input_tokens", int(u.input_tokens));
+        span.record("gen_ai.usage.output_tokens", int(u.output_tokens));
     }
 }
 
@@ -183,22 +203,43 @@ impl Driver<'_, '_> {
             self.run.stream(),
             self.verify_at,
         );
-        let turn_span = tracing::info_span!("model_turn", turn);
+        let turn_span = tracing::info_span!(
+            "model_turn",
+            turn,
+            gen_ai.operation.name = "chat",
+            gen_ai.request.model = %self.run.response.model,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+        );
         let turn_started = Instant::now();
         let stream = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(Ending::Cancelled),
             s = self.inner.provider.start(request).instrument(turn_span.clone()) => s,
         };
-        let stream = stream.map_err(|e| Ending::Failed(RunFailure::from_provider(&e)))?;
-        let (result, _) = run_turn(&mut self.out, stream, &self.run.tools, cancel)
-            .instrument(turn_span.clone())
-            .await;
+        let result = match stream {
+            Ok(stream) => {
+                run_turn(&mut self.out, stream, &self.run.tools, cancel)
+                    .instrument(turn_span.clone())
+                    .await
+                    .0
+            }
+            // Refused before answering: still a (failed) upstream call.
+            Err(e) => Err(TurnError::Provider(e)),
+        };
         self.state.turns += 1;
         let duration = turn_started.elapsed();
         let outcome = match result {
             Ok(o) => o,
             Err(e) => {
+                let ending = match e {
+                    TurnError::Cancelled => Ending::Cancelled,
+                    TurnError::Provider(e) => Ending::Failed(RunFailure::from_provider(&e)),
+                };
+                let error = match &ending {
+                    Ending::Failed(f) => f.code(),
+                    _ => "cancelled",
+                };
                 self.observe_turn(TurnReport {
                     turn,
                     duration,
@@ -206,12 +247,10 @@ impl Driver<'_, '_> {
                     finish: None,
                     tool_calls: 0,
                     verification,
+                    error: Some(error),
                 })
                 .await;
-                return Err(match e {
-                    TurnError::Cancelled => Ending::Cancelled,
-                    TurnError::Provider(e) => Ending::Failed(RunFailure::from_provider(&e)),
-                });
+                return Err(ending);
             }
         };
         turn_span.in_scope(|| {
@@ -221,6 +260,7 @@ impl Driver<'_, '_> {
                 "model turn done"
             )
         });
+        record_usage(&turn_span, outcome.usage.as_ref());
         if let Some(u) = &outcome.usage {
             self.usage.get_or_insert_with(Usage::default).add(u);
         }
@@ -231,6 +271,7 @@ impl Driver<'_, '_> {
             finish: outcome.finish.clone(),
             tool_calls: outcome.calls.len(),
             verification,
+            error: None,
         })
         .await;
         self.state.last_finish = outcome.finish;

@@ -144,7 +144,15 @@ async fn run_one(
             return not_run(call, "tool call was not executed".to_owned())
         }
     };
-    let span = tracing::info_span!("tool_call", tool = %call.name, call_id = %call.call_id, turn = ctx.turn);
+    let span = tracing::info_span!(
+        "tool_call",
+        tool = %call.name,
+        call_id = %call.call_id,
+        turn = ctx.turn,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %call.name,
+        gen_ai.tool.call.id = %call.call_id,
+    );
     async {
         let started = Instant::now();
         let run_call = ToolCall {

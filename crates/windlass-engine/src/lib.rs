@@ -36,6 +36,9 @@ pub use ports::conversations::*;
 pub use ports::events::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;
+pub use ports::propagation::{
+    adopt_trace_parent, set_trace_propagation, trace_headers, TracePropagation,
+};
 pub use ports::provider::*;
 pub use ports::quota::*;
 pub use ports::runs::*;

@@ -233,6 +233,7 @@ mod tests {
             finish: Some(FinishReason::ToolCalls),
             tool_calls: 2,
             verification: false,
+            error: None,
         }));
         let run = CallVerdict::Run {
             arguments: r#"{"password":"rewritten"}"#.into(),

@@ -81,12 +81,19 @@ impl Transport {
         } else {
             "application/json"
         };
+        // Taken here, in the model turn's span, so the upstream's spans
+        // join the response's trace.
+        let trace = windlass_engine::trace_headers();
         self.send(url, || {
-            self.client
+            let mut request = self
+                .client
                 .post(url.clone())
                 .header(CONTENT_TYPE, "application/json")
-                .header(ACCEPT, accept)
-                .body(body.clone())
+                .header(ACCEPT, accept);
+            for (name, value) in &trace {
+                request = request.header(name.as_str(), value.as_str());
+            }
+            request.body(body.clone())
         })
         .await
     }

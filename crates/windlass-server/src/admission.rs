@@ -19,7 +19,8 @@ const RETRY_AFTER_SECS: &str = "1";
 
 pub async fn admit(State(app): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    if is_probe(path) {
+    // Scrapes matter most when the server is busy.
+    if is_probe(path) || path == crate::metrics::route::PATH {
         return next.run(req).await;
     }
     if app.lifecycle.is_draining() {

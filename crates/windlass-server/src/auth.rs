@@ -21,11 +21,18 @@ pub(crate) fn is_probe(path: &str) -> bool {
     matches!(path, "/health" | "/ready")
 }
 
+/// `/metrics` without a key, unless `[server.metrics] require_key`.
+pub(crate) fn is_open_metrics(app: &AppState, path: &str) -> bool {
+    path == crate::metrics::route::PATH && !app.config.metrics.require_key
+}
+
 pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    let open = is_probe(path) || is_open_metrics(&app, path);
     let ring = match &*app.keys {
         // A key configuration that did not resolve fails closed.
-        Err(_) if !is_probe(req.uri().path()) => return unauthorized(),
-        Ok(ring) if !ring.is_empty() && !is_probe(req.uri().path()) => ring,
+        Err(_) if !open => return unauthorized(),
+        Ok(ring) if !ring.is_empty() && !open => ring,
         _ => return next.run(req).await,
     };
     match bearer(req.headers()).and_then(|token| ring.find(token)) {

@@ -64,6 +64,7 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Background mode (`[server.background]`).
     pub background: crate::runs::BackgroundConfig,
+    pub metrics: MetricsConfig,
     /// Budgets per tenant (`[server.tenants.<name>]`), shared by its keys.
     pub tenants: HashMap<String, QuotaLimits>,
     /// After a shutdown signal, how long running responses may go on before
@@ -73,6 +74,27 @@ pub struct ServerConfig {
     /// other bytes on a stream (proxies close silent connections); `None`:
     /// never.
     pub sse_keepalive: Option<Duration>,
+}
+
+/// `GET /metrics` (Prometheus), `[server.metrics]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Record metrics and serve `/metrics`; false: neither (404).
+    pub enabled: bool,
+    /// Whether a scrape needs an API key like the API routes. Off by
+    /// default: scrapers usually carry none, and the metrics hold no ids,
+    /// keys or user text (key *names* and model names only).
+    pub require_key: bool,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            enabled: true,
+            require_key: false,
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -87,6 +109,7 @@ impl Default for ServerConfig {
             cors_allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             background: crate::runs::BackgroundConfig::default(),
+            metrics: MetricsConfig::default(),
             tenants: HashMap::new(),
             shutdown_grace: Duration::from_secs(30),
             sse_keepalive: Some(Duration::from_secs(15)),
@@ -125,6 +148,7 @@ pub struct ServerFile {
     pub limits: RequestLimits,
     #[serde(default)]
     pub background: crate::runs::BackgroundConfig,
+    pub metrics: MetricsConfig,
     #[serde(default)]
     pub tenants: BTreeMap<String, TenantFile>,
     /// Seconds running responses get after SIGTERM before they are cancelled.
@@ -208,6 +232,7 @@ impl ServerFile {
             ));
         }
         c.background = self.background;
+        c.metrics = self.metrics;
         c.tenants = self
             .tenants
             .into_iter()

@@ -9,14 +9,17 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use windlass_engine::{ClientToolsStatus, NoEvents, PreparedRun};
 use windlass_protocol::{CreateResponseRequest, Item};
 
 use crate::client_tools_status;
+use crate::completion::Completion;
 use crate::error::ApiError;
 use crate::in_place::InPlace;
 use crate::keys::AuthedKey;
 use crate::quota_gate::Charge;
+use crate::request_context::{CompletionLogged, RequestContext};
 use crate::runs::{self, log::EventLog};
 use crate::sse::SseBody;
 use crate::tenant::Tenant;
@@ -25,6 +28,7 @@ use crate::AppState;
 pub async fn create_response(
     State(app): State<AppState>,
     key: Option<Extension<AuthedKey>>,
+    context: Option<Extension<RequestContext>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -36,6 +40,17 @@ pub async fn create_response(
     if prepared.background() {
         return background(&app, prepared, resume, charge).await;
     }
+    let started = context.map_or_else(std::time::Instant::now, |Extension(c)| c.started);
+    let completion = Completion::start(
+        &app.metrics,
+        &prepared.response().model,
+        key.as_ref().map(|k| k.name.as_str()),
+        prepared.tenant(),
+        started,
+    );
+    // The run may outlive this handler (SSE body, a client that left):
+    // its log lines keep the request's span, and so its request id.
+    let span = tracing::Span::current();
     let cancel = CancellationToken::new();
     // A stored stream keeps its events in memory while it runs, so a client
     // can re-attach; they reach the store only if its client leaves early.
@@ -56,8 +71,12 @@ pub async fn create_response(
             app.config.sse_buffer_bytes,
             cancel.clone(),
             log,
-            |mut sink| async move {
-                let outcome = engine.run(prepared, &mut sink, cancel).await;
+            |mut sink| {
+                async move {
+                let outcome = {
+                    let mut observed = completion.sink(&mut sink);
+                    engine.run(prepared, &mut observed, cancel).await
+                };
                 if let Some(log) = run_log {
                     log.end();
                     if let Some(runs) = runs {
@@ -65,9 +84,12 @@ pub async fn create_response(
                     }
                 }
                 registration.finish(&outcome.response);
+                completion.finish(&outcome);
                 // Charged before `[DONE]`: the client's next request sees it.
                 charge.usage(&outcome.response).await;
                 sink.done();
+                }
+                .instrument(span)
             },
         )
         .keep_alive(app.config.sse_keepalive);
@@ -77,6 +99,7 @@ pub async fn create_response(
             .header(header::CONTENT_TYPE, "text/event-stream")
             .header(header::CACHE_CONTROL, "no-cache")
             .header("x-accel-buffering", "no")
+            .extension(CompletionLogged)
             .body(Body::from_stream(body))
             .map_err(|e| ApiError::internal(e.to_string()));
     }
@@ -85,16 +108,21 @@ pub async fn create_response(
     // run and lets it end, stored, in a task of its own.
     let token = cancel.clone();
     let run = async move {
-        let outcome = engine.run(prepared, &mut NoEvents, cancel).await;
+        let mut none = NoEvents;
+        let mut observed = completion.sink(&mut none);
+        let outcome = engine.run(prepared, &mut observed, cancel).await;
         registration.finish(&outcome.response);
+        completion.finish(&outcome);
         charge.usage(&outcome.response).await;
         outcome
     };
-    let outcome = InPlace::new(run, token).await;
-    match &outcome.failure {
-        Some(f) => Err(ApiError::from(f)),
-        None => Ok(Json(outcome.response).into_response()),
-    }
+    let outcome = InPlace::new(run.instrument(span), token).await;
+    let mut response = match &outcome.failure {
+        Some(f) => ApiError::from(f).into_response(),
+        None => Json(outcome.response).into_response(),
+    };
+    response.extensions_mut().insert(CompletionLogged);
+    Ok(response)
 }
 
 /// `background: true`: recorded `queued` and handed to a worker; the answer

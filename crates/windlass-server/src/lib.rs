@@ -6,6 +6,7 @@ mod body;
 mod browser;
 mod client_tools_status;
 mod compact;
+mod completion;
 pub mod config;
 mod consistency;
 mod conversations;
@@ -19,9 +20,11 @@ pub mod limits;
 mod listen;
 mod mcp;
 mod meta;
+pub mod metrics;
 pub mod quota;
 mod quota_gate;
 mod remote;
+pub mod request_context;
 mod resources;
 pub mod runs;
 pub mod scopes;
@@ -39,14 +42,17 @@ use axum::Router;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{CancelBus, Engine, LocalCancelBus, QuotaCounter, RunStore};
 
-pub use config::{ConnectionLimits, ServerConfig, ServerFile, SettingsError};
+pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
 pub use inflight::Inflight;
 pub use keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use lifecycle::Lifecycle;
 pub use limits::RequestLimits;
 pub use mcp::McpDirectory;
+pub use metrics::store::TimedStore;
+pub use metrics::Metrics;
 pub use quota::InProcessQuota;
+pub use request_context::{RequestContext, REQUEST_ID};
 pub use tenant::Tenant;
 
 #[derive(Clone)]
@@ -69,6 +75,8 @@ pub struct AppState {
     pub runs: Option<Arc<dyn RunStore>>,
     /// Background mode: this replica's id, leases and workers.
     pub background: Arc<runs::Background>,
+    /// Served at `GET /metrics`; disabled by `[server.metrics] enabled = false`.
+    pub metrics: Metrics,
     /// Request/token budgets per key and tenant (in process by default).
     pub quota: Arc<dyn QuotaCounter>,
     /// Draining after a shutdown signal: not ready, new requests refused.
@@ -82,6 +90,7 @@ impl AppState {
             engine,
             inflight: Inflight::default(),
             keys: Arc::new(config.key_ring()),
+            metrics: Metrics::from_config(&config.metrics),
             config: Arc::new(config),
             mcp: None,
             loopback: false,
@@ -91,6 +100,13 @@ impl AppState {
             quota: Arc::new(InProcessQuota::new()),
             lifecycle: Lifecycle::default(),
         }
+    }
+
+    /// Uses `metrics` (e.g. the one the store was wrapped with, see
+    /// [`TimedStore`]) instead of a fresh one.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// Counts quotas in `counter` (e.g. shared by replicas through Postgres).
@@ -153,18 +169,23 @@ pub fn router(state: AppState) -> Router {
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))
         .method_not_allowed_fallback(auth::method_not_allowed);
-    // Layers run bottom-up: the host check first, the body last.
-    Router::new()
+    let mut root = Router::new()
         .nest("/v1", api)
         .route("/health", get(meta::health))
-        .route("/ready", get(meta::ready))
-        .fallback(auth::not_found)
+        .route("/ready", get(meta::ready));
+    if state.metrics.is_enabled() {
+        root = root.route(metrics::route::PATH, get(metrics::route::scrape));
+    }
+    // Layers run bottom-up: the request id first, then the host check,
+    // the body last.
+    root.fallback(auth::not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(from_fn_with_state(state.clone(), body::read_body))
         .layer(from_fn_with_state(state.clone(), admission::admit))
         .layer(from_fn_with_state(state.clone(), auth::require_key))
         .layer(from_fn_with_state(state.clone(), browser::cors))
         .layer(from_fn_with_state(state.clone(), browser::check_host))
+        .layer(axum::middleware::from_fn(request_context::track))
         .with_state(state)
 }
 
@@ -192,7 +213,11 @@ pub async fn serve(
         state.config.shutdown_grace,
     );
     let limits = state.config.connections.clone();
+    let upkeep = state.metrics.spawn_upkeep();
     let app = router(state);
     listen::accept_loop(listener, app, limits, drained).await;
+    if let Some(task) = upkeep {
+        task.abort();
+    }
     Ok(())
 }

@@ -103,12 +103,15 @@ impl ReplySpec {
 }
 
 /// `POST /replies` (a list of [`ReplySpec`], queued in order), `POST /default`
-/// (one spec), `GET /requests` (bodies received), `POST /reset` (forget recorded requests).
+/// (one spec), `GET /requests` (bodies received), `GET /request_headers`
+/// (each request's headers, as an object of lowercase names), `POST /reset`
+/// (forget recorded requests).
 pub fn control_router(upstream: FakeUpstream) -> Router {
     Router::new()
         .route("/replies", post(push_replies))
         .route("/default", post(set_default))
         .route("/requests", get(requests))
+        .route("/request_headers", get(request_headers))
         .route("/reset", post(reset))
         .with_state(upstream)
 }
@@ -128,6 +131,22 @@ async fn set_default(State(up): State<FakeUpstream>, Json(spec): Json<ReplySpec>
 
 async fn requests(State(up): State<FakeUpstream>) -> Json<Value> {
     Json(json!(up.requests()))
+}
+
+async fn request_headers(State(up): State<FakeUpstream>) -> Json<Value> {
+    let all: Vec<Value> = up
+        .recorded_requests()
+        .iter()
+        .map(|r| {
+            let map: serde_json::Map<String, Value> = r
+                .headers
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str().to_owned(), json!(v.to_str().ok()?))))
+                .collect();
+            Value::Object(map)
+        })
+        .collect();
+    Json(Value::Array(all))
 }
 
 async fn reset(State(up): State<FakeUpstream>) -> StatusCode {

@@ -13,7 +13,7 @@ use windlass_engine::{
     Engine, EngineConfig, LoopMode, McpHub, ModelProvider, Policy, ToolExecutor,
 };
 use windlass_providers::{provider_for, ChatProviderConfig, UpstreamKind};
-use windlass_server::{AppState, McpDirectory, ServerConfig};
+use windlass_server::{AppState, McpDirectory, Metrics, ServerConfig, TimedStore};
 use windlass_store::SqliteStore;
 
 use crate::sse_check::SseCapture;
@@ -113,17 +113,19 @@ impl Gateway {
             Some(p) => p.clone(),
             None => provider_for(opts.kind, pcfg).expect("provider"),
         };
-        let store = Arc::new(
+        let metrics = Metrics::from_config(&opts.server.metrics);
+        let sqlite = Arc::new(
             SqliteStore::open(db.to_str().expect("utf-8 temp path"))
                 .await
                 .expect("sqlite store"),
         );
+        let store = TimedStore::wrap(sqlite.clone(), &metrics);
         let mut engine = opts.engine.clone();
         if !opts.client_functions && opts.executors.is_empty() && opts.mcp.is_none() {
             engine.loop_mode = LoopMode::SingleShot;
         }
-        let mut builder = Engine::builder(provider, store.clone())
-            .conversations(store.clone())
+        let mut builder = Engine::builder(provider, store)
+            .conversations(sqlite.clone())
             .config(engine);
         for e in &opts.executors {
             builder = builder.executor(e.clone());
@@ -134,7 +136,9 @@ impl Gateway {
         if let Some(hub) = &opts.mcp {
             builder = builder.mcp(hub.clone());
         }
-        let mut state = AppState::new(builder.build(), opts.server.clone()).with_runs(store);
+        let mut state = AppState::new(builder.build(), opts.server.clone())
+            .with_runs(sqlite)
+            .with_metrics(metrics);
         if let Some(d) = &opts.mcp_directory {
             state = state.with_mcp(d.clone());
         }

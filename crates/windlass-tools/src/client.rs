@@ -214,6 +214,7 @@ impl McpSession {
         if let Some(args) = parse_arguments(arguments)? {
             params = params.with_arguments(args);
         }
+        params.meta = crate::trace_context::call_meta();
         let call = async {
             self.service
                 .call_tool(params)

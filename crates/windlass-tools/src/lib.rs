@@ -25,6 +25,7 @@ pub mod content;
 mod hub;
 mod session;
 pub mod ssrf;
+mod trace_context;
 mod transport;
 
 pub use client::ListLimits;

@@ -13,6 +13,8 @@ use reqwest::redirect;
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+
+use crate::trace_context::TracingClient;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// TCP connect timeout; the whole handshake is bounded by the call timeout.
@@ -153,13 +155,16 @@ pub(crate) fn http_transport(
     url: &str,
     headers: &[(String, String)],
     pinned: Option<&(String, Vec<SocketAddr>)>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, TransportError> {
+) -> Result<StreamableHttpClientTransport<TracingClient>, TransportError> {
     let client = http_client(headers, pinned)?;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         // Expired session (404): re-initialize once and retry the request once.
         .reinit_on_expired_session(true);
     config.retry_config = Arc::new(QuickRetry);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    Ok(StreamableHttpClientTransport::with_client(
+        TracingClient(client),
+        config,
+    ))
 }
 
 /// Spawns a stdio server. Its stderr goes to the log (at debug), not to the

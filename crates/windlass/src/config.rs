@@ -14,6 +14,7 @@ use windlass_store::{PgOptions, SqliteOptions};
 use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::McpConfig;
 
+use crate::otlp::{OtlpFile, OtlpSettings};
 use crate::upstreams::{apply_timeouts, ResolvedUpstream, UpstreamEntry, UpstreamError};
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
@@ -85,6 +86,9 @@ pub struct FileConfig {
     pub builtins: BuiltinsConfig,
     #[serde(default)]
     pub governance: GovernanceConfig,
+    /// Trace export over OTLP/HTTP (off unless an endpoint is set).
+    #[serde(default)]
+    pub otlp: OtlpFile,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -144,6 +148,8 @@ pub struct Settings {
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
+    /// Where traces are exported; `None`: not exported.
+    pub otlp: Option<OtlpSettings>,
 }
 
 /// The process environment, read once (tests pass their own).
@@ -351,6 +357,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         mcp,
         builtins: file.builtins,
         governance: file.governance,
+        otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
     })
 }
 

@@ -97,6 +97,8 @@ pub mod govern;
 #[cfg(feature = "cli")]
 pub mod mcp_stdio;
 #[cfg(feature = "cli")]
+pub mod otlp;
+#[cfg(feature = "cli")]
 pub mod retention;
 #[cfg(feature = "cli")]
 pub mod run;

@@ -2,14 +2,17 @@
 
 use std::sync::Arc;
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 use windlass_engine::Engine;
-use windlass_server::{AppState, McpDirectory};
+use windlass_server::{AppState, McpDirectory, Metrics, TimedStore};
 use windlass_tools::McpServers;
 
 use crate::cli::{LogFormat, ServeArgs};
 use crate::config::{resolve, ConfigError};
 use crate::govern::{govern, GovernError};
+use crate::otlp::{OtlpError, OtlpSettings, Tracing};
 use crate::store_open::{display_db, open_store};
 use crate::upstreams::{build_router, describe};
 
@@ -30,23 +33,71 @@ pub enum ServeError {
     },
     #[error("server error: {0}")]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Otlp(#[from] OtlpError),
 }
 
 pub fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    let _ = match format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.try_init(),
+    let _ = subscriber(format, None).try_init();
+}
+
+/// Log lines filtered by `RUST_LOG` (default `info`); exported spans, when
+/// an exporter is given, filtered on their own (Windlass's spans at `info`)
+/// so a quiet log does not turn the traces off.
+fn subscriber(
+    format: LogFormat,
+    tracer: Option<opentelemetry_sdk::trace::Tracer>,
+) -> impl tracing::Subscriber + Send + Sync {
+    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let (text, json) = match format {
+        LogFormat::Json => (
+            None,
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_filter(filter()),
+            ),
+        ),
+        LogFormat::Text => (
+            Some(tracing_subscriber::fmt::layer().with_filter(filter())),
+            None,
+        ),
     };
+    let spans = tracer.map(|t| {
+        let ours = tracing_subscriber::filter::Targets::new()
+            .with_target("windlass", tracing::Level::INFO);
+        tracing_opentelemetry::layer()
+            .with_tracer(t)
+            .with_filter(ours)
+    });
+    tracing_subscriber::registry()
+        .with(text)
+        .with(json)
+        .with(spans)
+}
+
+/// Logging, plus trace export when configured.
+fn init_telemetry(
+    format: LogFormat,
+    otlp: Option<&OtlpSettings>,
+) -> Result<Option<Tracing>, ServeError> {
+    let Some(settings) = otlp else {
+        init_logging(format);
+        return Ok(None);
+    };
+    let (tracing, tracer) = Tracing::start(settings)?;
+    let _ = subscriber(format, Some(tracer)).try_init();
+    tracing::info!(endpoint = %settings.traces_url, "exporting traces over OTLP");
+    Ok(Some(tracing))
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let settings = resolve(args)?;
-    init_logging(settings.log_format);
+    let telemetry = init_telemetry(settings.log_format, settings.otlp.as_ref())?;
     windlass_providers::install_crypto_provider();
     let upstream = describe(&settings.upstreams);
     let provider = build_router(&settings.upstreams).map_err(ConfigError::from)?;
+    let metrics = Metrics::from_config(&settings.server.metrics);
     let opened = open_store(&settings.db, &settings.store, &settings.pg).await?;
     if let Some(days) = settings.retention_days {
         crate::retention::spawn(opened.store.clone(), days);
@@ -55,7 +106,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
     let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
-    let mut builder = Engine::builder(provider, opened.store);
+    let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics));
     if let Some(conversations) = opened.conversations {
         builder = builder.conversations(conversations);
     }
@@ -67,7 +118,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let mut state = AppState::new(engine, settings.server)
         .with_mcp(Arc::new(McpView(mcp.clone())))
         .with_runs(opened.runs)
-        .with_cancel_bus(opened.cancel_bus);
+        .with_cancel_bus(opened.cancel_bus)
+        .with_metrics(metrics);
     if let Some(quota) = opened.quota {
         state = state.with_quota(quota);
     }
@@ -92,6 +144,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     };
     windlass_server::serve(listener, state, shutdown).await?;
     mcp.shutdown().await;
+    if let Some(t) = telemetry {
+        t.shutdown().await;
+    }
     Ok(())
 }
 

@@ -35,6 +35,9 @@ pub struct TurnReport {
     pub tool_calls: usize,
     /// The turn answered the completion check's verification prompt.
     pub verification: bool,
+    /// Why the turn did not finish: the failure's code (`cancelled` when
+    /// it was cancelled); `None` for a finished turn.
+    pub error: Option<&'static str>,
 }
 
 /// The decision on one call.
