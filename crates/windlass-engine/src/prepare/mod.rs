@@ -7,6 +7,7 @@ mod limits;
 mod tools;
 mod validate;
 
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use windlass_protocol::ids::{new_id, prefix};
@@ -54,6 +55,9 @@ pub struct PreparedRun {
     /// The owner tenant: history and references were read from its rows
     /// only, and the response is stored as its.
     pub(crate) tenant: String,
+    /// History and input in upstream form, built on the first model turn
+    /// and shared by every later one (neither changes during a run).
+    pub(crate) upstream_head: OnceLock<Arc<[Item]>>,
 }
 
 impl PreparedRun {
@@ -195,6 +199,7 @@ impl Engine {
             client_tools_status: inner.config.client_tools_status,
             principal: None,
             tenant: tenant.to_owned(),
+            upstream_head: OnceLock::new(),
         })
     }
 }
@@ -214,7 +219,7 @@ fn check_upstream(
     let probe = ModelRequest {
         model: model.to_owned(),
         instructions: req.instructions.clone(),
-        transcript,
+        transcript: transcript.into(),
         tools: tools.set.model_tools(),
         tool_choice: tools.first_choice.clone(),
         text_format: req.text.as_ref().and_then(|t| t.format.clone()),
