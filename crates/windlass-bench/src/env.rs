@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use windlass_engine::{Engine, EngineConfig, ResponseStore};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
 use windlass_server::{AppState, ServerConfig};
-use windlass_store::SqliteStore;
+use windlass_store::{SqliteOptions, SqliteStore};
 use windlass_testkit::{FakeUpstream, MockBehavior, MockExecutor};
 
 use crate::Settings;
@@ -108,6 +108,10 @@ impl Bench {
             );
         let (stop, stopped) = oneshot::channel::<()>();
         let nodelay = s.windlass_nodelay;
+        let store_options = SqliteOptions {
+            group_commit: s.group_commit,
+            ..SqliteOptions::default()
+        };
         let upstream_addr = upstream.addr();
         let built = wl
             .spawn(async move {
@@ -115,7 +119,7 @@ impl Bench {
                     ChatCompletionsProvider::new(pcfg).map_err(|e| format!("provider: {e}"))?,
                 );
                 let store = Arc::new(
-                    SqliteStore::open(&db_str)
+                    SqliteStore::open_with(&db_str, store_options)
                         .await
                         .map_err(|e| format!("sqlite store: {e}"))?,
                 );
