@@ -248,6 +248,18 @@ mod tests {
             .unwrap();
         assert_eq!(t.tenants["acme"].requests_per_minute, Some(4));
         assert_eq!(t.tenants["acme"].tokens_per_minute, Some(9));
+        let keyed = parse(
+            "[[keys]]\nname = \"a\"\nkey = \"sk-a\"\ntenant = \"acme\"\n\
+             scopes = [\"responses:read\"]\nrequests_per_minute = 3\n",
+        )
+        .resolve(None)
+        .unwrap();
+        let a = keyed.key_ring().unwrap().find("sk-a").unwrap();
+        assert_eq!(a.tenant, "acme");
+        assert_eq!(a.limits.requests_per_minute, Some(3));
+        assert!(!a.scopes.contains(crate::scopes::Scope::ResponsesWrite));
+        let bad = parse("[[keys]]\nname = \"a\"\nkey = \"k\"\nscopes = [\"root\"]\n");
+        assert!(bad.resolve(None).is_err());
         assert!(parse("max_connections = 9\nhard_max_connections = 2\n")
             .resolve(None)
             .is_err());

@@ -29,15 +29,15 @@ pub async fn create_response(
     let bytes = body.map_err(body_error)?;
     let header_status = client_tools_status::from_headers(&headers)?;
     let req: CreateResponseRequest = parse_request(&bytes)?;
-    let tenant = Tenant::of(key.as_ref().map(|Extension(k)| k));
+    let authed = key.as_ref().map(|Extension(k)| k);
+    let tenant = Tenant::of(authed);
     // Before anything runs: a refused request costs nothing upstream.
-    let charge =
-        crate::quota_gate::admit(&app, key.as_ref().map(|Extension(k)| k), tenant.as_str()).await?;
+    let charge = crate::quota_gate::admit(&app, authed, tenant.as_str()).await?;
     crate::consistency::previous_not_running(&app, tenant.as_str(), &req)?;
     let mut prepared = app.engine.prepare_for(tenant.as_str(), req).await?;
     prepared.set_client_tools_status(client_tools_status::effective(
         header_status,
-        key.as_ref().and_then(|Extension(k)| k.client_tools_status),
+        authed.and_then(|k| k.client_tools_status),
         app.engine.config().client_tools_status,
     ));
     // The key's name is who the policy (governance) sees as the caller.

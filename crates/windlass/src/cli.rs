@@ -1,4 +1,4 @@
-//! Command line: `windlass serve` and `windlass run`.
+//! Command line: `windlass serve`, `run`, `mcp` and `store prune`.
 
 use std::path::PathBuf;
 
@@ -31,6 +31,32 @@ pub enum Command {
     /// Serve the built-in tools ([builtins] of the config) as an MCP server
     /// on stdin/stdout, for other agents; [governance] applies to each call.
     Mcp(McpArgs),
+    /// Maintain the response store.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Delete responses older than N days, with their traces and the items
+    /// no newer response references (newer responses keep their history).
+    Prune(PruneArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Age in days past which responses are deleted [default: the config's
+    /// `[store] retention_days`].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub older_than_days: Option<u32>,
+
+    /// SQLite file [default: the config's `db`, else ./windlass.db].
+    #[arg(long, env = "WINDLASS_DB")]
+    pub db: Option<String>,
+
+    /// TOML config file (for `db` and `[store] retention_days`).
+    #[arg(long, short = 'c', env = "WINDLASS_CONFIG")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -38,6 +38,16 @@ pub enum ConfigError {
     NoUpstream,
     #[error(transparent)]
     Upstreams(#[from] UpstreamError),
+    #[error("[store] retention_days must be at least 1 (leave it out to keep everything)")]
+    Retention,
+}
+
+/// Zero days would delete every response as soon as it is stored.
+pub fn check_retention(days: Option<u32>) -> Result<Option<u32>, ConfigError> {
+    match days {
+        Some(0) => Err(ConfigError::Retention),
+        other => Ok(other),
+    }
 }
 
 /// The config file's shape. Every key is optional.
@@ -104,6 +114,9 @@ pub struct LoopFile {
 pub struct StoreFile {
     pub wal_limit_bytes: Option<u64>,
     pub size_log_interval_secs: Option<u64>,
+    /// Responses older than this many days are deleted by `serve` (hourly)
+    /// and by `windlass store prune`; unset keeps everything.
+    pub retention_days: Option<u32>,
 }
 
 /// Everything `serve` needs, resolved.
@@ -115,6 +128,8 @@ pub struct Settings {
     pub engine: EngineConfig,
     pub server: ServerConfig,
     pub store: SqliteOptions,
+    /// `[store] retention_days`, checked to be positive.
+    pub retention_days: Option<u32>,
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
@@ -197,6 +212,7 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
     if let Some(secs) = file.store.size_log_interval_secs {
         store.size_log_interval = Duration::from_secs(secs);
     }
+    let retention_days = check_retention(file.store.retention_days)?;
 
     let mut mcp = file.mcp;
     mcp.allow_hosts.extend(
@@ -225,6 +241,7 @@ pub fn resolve(args: ServeArgs) -> Result<Settings, ConfigError> {
         engine,
         server,
         store,
+        retention_days,
         mcp,
         builtins: file.builtins,
         governance: file.governance,
@@ -291,6 +308,15 @@ mod tests {
                 .client_tools_status,
             Completed
         );
+    }
+
+    #[test]
+    fn retention_days_are_read_and_zero_is_refused() {
+        assert_eq!(resolve_with(&[]).retention_days, None);
+        let kept = resolve_file("ret", "[store]\nretention_days = 30\n", &[]);
+        assert_eq!(kept.retention_days, Some(30));
+        let zero = try_resolve_file("ret0", "[store]\nretention_days = 0\n", &[]);
+        assert!(matches!(zero, Err(ConfigError::Retention)));
     }
 
     #[test]

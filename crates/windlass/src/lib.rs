@@ -91,6 +91,8 @@ pub mod govern;
 #[cfg(feature = "cli")]
 pub mod mcp_stdio;
 #[cfg(feature = "cli")]
+pub mod retention;
+#[cfg(feature = "cli")]
 pub mod run;
 pub mod sdk;
 #[cfg(feature = "cli")]

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use windlass::cli::{Cli, Command};
+use windlass::cli::{Cli, Command, StoreCommand};
 
 /// mimalloc gives freed memory back to the OS, where glibc's allocator kept
 /// the peak of a large request resident (RELIABILITY.md, "Memory").
@@ -32,6 +32,9 @@ async fn main() -> ExitCode {
         Command::Serve(args) => windlass::serve::run(args).await,
         Command::Run(args) => return windlass::run::run(args).await,
         Command::Mcp(args) => windlass::mcp_stdio::run(args).await,
+        Command::Store(StoreCommand::Prune(args)) => {
+            return windlass::retention::prune_main(args).await
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -48,6 +48,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let upstream = describe(&settings.upstreams);
     let provider = build_router(&settings.upstreams).map_err(ConfigError::from)?;
     let store = Arc::new(SqliteStore::open_with(&settings.db, settings.store.clone()).await?);
+    if let Some(days) = settings.retention_days {
+        crate::retention::spawn(store.clone(), days);
+    }
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);

@@ -5,8 +5,6 @@
 
 mod tenancy_support;
 
-use std::sync::Arc;
-
 use serde_json::{json, Value};
 use tenancy_support::*;
 use windlass_testkit::{Gateway, GatewayOptions, McpFixture, PyMcp, Reply};

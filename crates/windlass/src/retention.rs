@@ -1,0 +1,104 @@
+//! Retention: `[store] retention_days` pruned hourly by `windlass serve`,
+//! and `windlass store prune` for operators (cron, one-off clean-ups).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use windlass_engine::{ResponseStore, StoreError};
+use windlass_store::SqliteStore;
+
+use crate::cli::PruneArgs;
+use crate::config::{check_retention, load_file, ConfigError};
+
+const DAY_SECS: u64 = 24 * 60 * 60;
+
+/// How often `serve` prunes (and once at start).
+const PRUNE_EVERY: Duration = Duration::from_secs(60 * 60);
+
+/// The creation time (Unix seconds) before which responses are older than
+/// `days`.
+pub fn cutoff(days: u32, now_secs: u64) -> u64 {
+    now_secs.saturating_sub(u64::from(days) * DAY_SECS)
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Deletes what is older than `days`; returns how many responses went.
+pub async fn prune(store: &dyn ResponseStore, days: u32) -> Result<u64, StoreError> {
+    store.prune(cutoff(days, now_secs())).await
+}
+
+/// Prunes now and every hour for as long as the runtime runs.
+pub fn spawn(store: Arc<dyn ResponseStore>, days: u32) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(PRUNE_EVERY);
+        loop {
+            tick.tick().await;
+            match prune(store.as_ref(), days).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(pruned = n, retention_days = days, "retention"),
+                Err(e) => tracing::error!(error = %e, "retention prune failed"),
+            }
+        }
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PruneError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("no age given: pass --older-than-days N or set [store] retention_days")]
+    NoAge,
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// `windlass store prune`: exit 0 with the count on stdout, 1 on failure.
+pub async fn prune_main(args: PruneArgs) -> ExitCode {
+    match prune_command(args).await {
+        Ok((n, days)) => {
+            println!("pruned {n} responses older than {days} days");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("windlass: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn prune_command(args: PruneArgs) -> Result<(u64, u32), PruneError> {
+    let file = match &args.config {
+        Some(path) => Some(load_file(path)?),
+        None => None,
+    };
+    let configured = check_retention(file.as_ref().and_then(|f| f.store.retention_days))?;
+    let days = args
+        .older_than_days
+        .or(configured)
+        .ok_or(PruneError::NoAge)?;
+    let db = args
+        .db
+        .or_else(|| file.and_then(|f| f.db))
+        .unwrap_or_else(|| "./windlass.db".to_owned());
+    let store = SqliteStore::open(&db).await?;
+    let pruned = prune(&store, days).await;
+    store.close().await;
+    Ok((pruned?, days))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cutoff_is_days_before_now() {
+        assert_eq!(cutoff(1, 100_000), 100_000 - DAY_SECS);
+        assert_eq!(cutoff(2, 1_000), 0, "no underflow");
+    }
+}
