@@ -108,6 +108,15 @@ impl Bench {
             );
         let (stop, stopped) = oneshot::channel::<()>();
         let nodelay = s.windlass_nodelay;
+        // The shipped caps (512 responses in flight, 1,024 connections)
+        // would refuse part of the idle scenario's streams and of a high
+        // --concurrency: raised to what the run opens.
+        let mut server_cfg = ServerConfig::default();
+        let wanted = s.idle_streams.max(s.concurrency) + 64;
+        let c = &mut server_cfg.connections;
+        c.max_inflight_responses = c.max_inflight_responses.max(wanted);
+        c.max_connections = c.max_connections.max(wanted);
+        c.hard_max_connections = c.hard_max_connections.max(wanted + 64);
         let store_options = SqliteOptions {
             group_commit: s.group_commit,
             ..SqliteOptions::default()
@@ -128,7 +137,7 @@ impl Bench {
                     .config(engine_cfg)
                     .executor(mock.arc())
                     .build();
-                let state = AppState::new(engine, ServerConfig::default());
+                let state = AppState::new(engine, server_cfg);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
                     .map_err(|e| format!("bind: {e}"))?;
