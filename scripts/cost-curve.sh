@@ -34,14 +34,15 @@ run() { # name args...
 
 for axis in $AXES; do
   case $axis in
-    ceiling) run ceiling-c64 --scenario json --upstream-ms 0 --concurrency 64 ;;
+    ceiling) run ceiling-c64 --scenario json --upstream-ms 0 --concurrency 64
+             run ceiling-c64-unstored --scenario json --upstream-ms 0 --concurrency 64 --unstored ;;
     concurrency) for c in 1 16 64 256 1024; do run "conc-$c" --scenario json --concurrency "$c"; done ;;
     input) for b in 1024 16384 131072 1048576; do run "input-$b" --scenario json --input-bytes "$b"; done ;;
     history) for n in 10 100 1000 10000; do run "history-$n" --scenario json --history-items "$n" --concurrency 4; done ;;
     chain) for d in 1 10 100 1000; do run "chain-$d" --scenario chain --chain-depth "$d"; done ;;
     tools) for t in 1 8 64; do run "tools-$t" --scenario loop --turns 2 --tool-calls "$t" --tool-ms 10; done ;;
     turns) for t in 1 10 50; do run "turns-$t" --scenario loop --turns "$t" --tool-calls 1 --tool-ms 1 --concurrency 4; done ;;
-    idle) for n in 1000 10000; do run "idle-$n" --scenario idle --idle-streams "$n"; done ;;
+    idle) for n in 1000 4000 10000; do run "idle-$n" --scenario idle --idle-streams "$n"; done ;;
   esac
 done
 python3 "$ROOT/scripts/lib/curve_table.py" "$OUT"

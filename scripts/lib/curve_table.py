@@ -66,7 +66,7 @@ JSON_COLS = [
 ]
 
 table("The ceiling: zero-latency upstream, concurrency 64", "run",
-      [("c=64", "ceiling-c64")],
+      [("c=64 stored", "ceiling-c64"), ("c=64 store:false", "ceiling-c64-unstored")],
       JSON_COLS[:5] + [
           ("relay req/s", "bare TCP relay: throughput", "windlass", 0),
           ("relay CPU/req µs", "bare TCP relay CPU/request", "added", 0),
@@ -112,4 +112,4 @@ IDLE_COLS = [
     ("released", "upstream streams released", "windlass", 0),
 ]
 table("Idle streams (memory)", "streams",
-      [(n, f"idle-{n}") for n in (1000, 10000)], IDLE_COLS)
+      [(n, f"idle-{n}") for n in (1000, 4000, 10000)], IDLE_COLS)
