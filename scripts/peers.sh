@@ -26,6 +26,9 @@ SECS="${SECS:-10}"
 [ -n "${SMOKE:-}" ] && SECS=1
 UPSTREAM_MS="${UPSTREAM_MS:-20}"
 MODEL=fake-model
+# One bearer key for every path (LiteLLM refuses to start without a strong
+# master key; servers without keys ignore it).
+KEY="sk-$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
 
 need() { command -v "$1" >/dev/null || { echo "peers.sh needs $1" >&2; exit 1; }; }
 need wrk; need python3; need curl
@@ -65,12 +68,12 @@ cpu_of() {
 
 lua_for() { # body-json -> lua file
   local f="$WORK/post-$RANDOM.lua"
-  python3 - "$1" "$f" <<'PY'
+  python3 - "$1" "$f" "$KEY" <<'PY'
 import json, sys
-body, path = sys.argv[1], sys.argv[2]
+body, path, key = sys.argv[1], sys.argv[2], sys.argv[3]
 with open(path, "w") as fh:
     fh.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n')
-    fh.write('wrk.headers["Authorization"] = "Bearer sk-bench"\n')
+    fh.write('wrk.headers["Authorization"] = "Bearer ' + key + '"\n')
     fh.write("wrk.body = " + json.dumps(body) + "\n")
     fh.write("done = function(summary, latency, requests)\n")
     fh.write('  io.write(string.format("RESULT %d %d %.3f %.3f\\n", summary.requests, '
@@ -127,6 +130,8 @@ model_list:
       model: openai/$MODEL
       api_base: $UP_BASE
       api_key: sk-fake
+general_settings:
+  master_key: $KEY
 YAML
       "$WORK/venv/bin/litellm" --config "$WORK/litellm.yaml" --host 127.0.0.1 --port "$port" \
         >"$WORK/litellm.log" 2>&1 &
