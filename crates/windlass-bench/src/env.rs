@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use windlass_engine::{Engine, EngineConfig, ResponseStore};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
 use windlass_server::{AppState, Metrics, ServerConfig, TimedStore};
-use windlass_store::{PgStore, SqliteStore};
+use windlass_store::{PgStore, SqliteOptions, SqliteStore};
 use windlass_testkit::{FakeUpstream, MockBehavior, MockExecutor};
 
 use crate::Settings;
@@ -62,9 +62,13 @@ fn temp_db() -> PathBuf {
 
 /// The temp SQLite file, or the Postgres database at `pg` emptied first
 /// (so each run starts from the same state).
-async fn open_store(sqlite: &str, pg: Option<&str>) -> Result<Arc<dyn ResponseStore>, String> {
+async fn open_store(
+    sqlite: &str,
+    pg: Option<&str>,
+    options: SqliteOptions,
+) -> Result<Arc<dyn ResponseStore>, String> {
     let Some(url) = pg else {
-        let store = SqliteStore::open(sqlite)
+        let store = SqliteStore::open_with(sqlite, options)
             .await
             .map_err(|e| format!("sqlite store: {e}"))?;
         return Ok(Arc::new(store));
@@ -129,7 +133,19 @@ impl Bench {
             );
         let (stop, stopped) = oneshot::channel::<()>();
         let nodelay = s.windlass_nodelay;
+        // The shipped caps (512 responses in flight, 1,024 connections)
+        // would refuse part of the idle scenario's streams and of a high
+        // --concurrency: raised to what the run opens.
         let mut server_cfg = ServerConfig::default();
+        let wanted = s.idle_streams.max(s.concurrency) + 64;
+        let c = &mut server_cfg.connections;
+        c.max_inflight_responses = c.max_inflight_responses.max(wanted);
+        c.max_connections = c.max_connections.max(wanted);
+        c.hard_max_connections = c.hard_max_connections.max(wanted + 64);
+        let store_options = SqliteOptions {
+            group_commit: s.group_commit,
+            ..SqliteOptions::default()
+        };
         server_cfg.metrics.enabled = s.metrics;
         let upstream_addr = upstream.addr();
         let built = wl
@@ -137,7 +153,7 @@ impl Bench {
                 let provider = Arc::new(
                     ChatCompletionsProvider::new(pcfg).map_err(|e| format!("provider: {e}"))?,
                 );
-                let store = open_store(&db_str, pg_url.as_deref()).await?;
+                let store = open_store(&db_str, pg_url.as_deref(), store_options).await?;
                 // As `windlass serve` wires it: the store timed when
                 // metrics are on.
                 let metrics = Metrics::from_config(&server_cfg.metrics);

@@ -52,6 +52,9 @@ pub struct Phase {
     pub cpu_windlass: Duration,
     /// Context switches of the Windlass threads.
     pub context_switches: u64,
+    /// Highest resident set size of the whole process seen during the
+    /// phase (sampled every 50 ms), bytes.
+    pub rss_peak: u64,
 }
 
 impl Phase {
@@ -82,6 +85,18 @@ where
     Fut: Future<Output = Sample> + Send + 'static,
 {
     let make = Arc::new(make);
+    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let sampling = sampling.clone();
+        tokio::spawn(async move {
+            let mut peak = crate::measure::rss_bytes();
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                peak = peak.max(crate::measure::rss_bytes());
+            }
+            peak
+        })
+    };
     let mark = CpuMark::now();
     let start = Instant::now();
     let deadline = start + duration;
@@ -109,6 +124,8 @@ where
     }
     let wall = start.elapsed();
     let (cpu_process, threads) = mark.elapsed();
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let rss_peak = sampler.await.unwrap_or(0);
     let errors = samples.iter().filter(|s| !s.ok).count();
     Phase {
         samples,
@@ -117,6 +134,7 @@ where
         cpu_process,
         cpu_windlass: threads.cpu,
         context_switches: threads.context_switches,
+        rss_peak,
     }
 }
 

@@ -89,6 +89,13 @@ pub struct Args {
     /// Duration of one tool call, in ms.
     #[arg(long, default_value_t = 50)]
     pub tool_ms: u64,
+    /// json scenario: the prompt padded to this many bytes (0: a short prompt).
+    #[arg(long, default_value_t = 0)]
+    pub input_bytes: usize,
+    /// json scenario: every request continues a stored history of this many
+    /// items (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub history_items: usize,
     /// Depth of the `previous_response_id` chain.
     #[arg(long, default_value_t = 100)]
     pub chain_depth: usize,
@@ -114,6 +121,10 @@ pub struct Args {
     /// effect of Nagle's algorithm on streamed events.
     #[arg(long)]
     pub windlass_nodelay: bool,
+    /// A/B: one commit per save instead of SQLite group commit (the store's
+    /// default).
+    #[arg(long)]
+    pub no_group_commit: bool,
     /// Diagnostic: the json and stream scenarios send `store: false`, to
     /// separate the cost of persistence from the rest.
     #[arg(long)]
@@ -141,9 +152,12 @@ pub struct Settings {
     pub tool_concurrency: Option<usize>,
     pub tool_time: Duration,
     pub chain_depth: usize,
+    pub input_bytes: usize,
+    pub history_items: usize,
     pub idle_streams: usize,
     pub load_context_iters: usize,
     pub windlass_nodelay: bool,
+    pub group_commit: bool,
     /// `store` flag of the json and stream scenarios' requests.
     pub store: bool,
     /// Windlass records metrics.
@@ -179,12 +193,15 @@ impl Settings {
             tool_concurrency: a.tool_concurrency.map(|n| n.max(1)),
             tool_time: Duration::from_millis(a.tool_ms),
             chain_depth: a.chain_depth.max(1),
+            input_bytes: a.input_bytes,
+            history_items: a.history_items,
             idle_streams: a
                 .idle_streams
                 .unwrap_or(if a.quick { 100 } else { 1000 })
                 .max(1),
             load_context_iters: if a.quick { 20 } else { 300 },
             windlass_nodelay: a.windlass_nodelay,
+            group_commit: !a.no_group_commit,
             store: !a.unstored,
             metrics: !a.no_metrics,
             release_timeout: Duration::from_secs(if a.quick { 1 } else { 5 }),
@@ -317,10 +334,13 @@ async fn run(
         "tool_concurrency": s.tool_concurrency,
         "tool_ms": s.tool_time.as_secs_f64() * 1000.0,
         "chain_depth": s.chain_depth,
+        "input_bytes": s.input_bytes,
+        "history_items": s.history_items,
         "idle_streams": s.idle_streams,
         "log": args.log,
         "windlass_nodelay": s.windlass_nodelay,
         "store": s.store,
+        "group_commit": s.group_commit,
         "loadavg": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
         "elapsed_secs": started.elapsed().as_secs_f64(),
     });

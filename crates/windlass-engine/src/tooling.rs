@@ -2,7 +2,7 @@
 //! each, and which the request allows to run.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::client_shapes::ClientShape;
 use crate::ports::provider::ModelTool;
@@ -21,6 +21,9 @@ pub struct ToolSet {
     approval: HashSet<String>,
     /// Client tools that go back as namespaced or custom calls.
     shapes: HashMap<String, ClientShape>,
+    /// The definitions in upstream form, built on the first model turn and
+    /// shared by the later ones (reset when a tool is added).
+    model: OnceLock<Arc<[ModelTool]>>,
 }
 
 /// What item a call to a tool becomes in the output.
@@ -97,6 +100,7 @@ impl ToolSet {
             allowed,
             approval: HashSet::new(),
             shapes: HashMap::new(),
+            model: OnceLock::new(),
         }
     }
 
@@ -136,6 +140,7 @@ impl ToolSet {
         }
         self.by_name.insert(def.name.clone(), self.defs.len());
         self.defs.push(def);
+        self.model = OnceLock::new();
         self.owner.push(owner);
         true
     }
@@ -184,17 +189,21 @@ impl ToolSet {
         self.by_name.get(name).map(|&i| &self.owner[i])
     }
 
-    /// The definitions as the upstream sees them.
-    pub fn model_tools(&self) -> Vec<ModelTool> {
-        self.defs
-            .iter()
-            .map(|d| ModelTool {
-                name: d.name.clone(),
-                description: d.description.clone(),
-                parameters: d.parameters.clone(),
-                strict: d.strict,
+    /// The definitions as the upstream sees them, built once and shared.
+    pub fn model_tools(&self) -> Arc<[ModelTool]> {
+        self.model
+            .get_or_init(|| {
+                self.defs
+                    .iter()
+                    .map(|d| ModelTool {
+                        name: d.name.clone(),
+                        description: d.description.clone(),
+                        parameters: d.parameters.clone(),
+                        strict: d.strict,
+                    })
+                    .collect()
             })
-            .collect()
+            .clone()
     }
 }
 

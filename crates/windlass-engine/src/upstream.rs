@@ -10,7 +10,7 @@ use windlass_protocol::{
 
 use crate::config::VERIFICATION_PROMPT;
 
-use crate::ports::provider::{ModelRequest, ModelToolChoice};
+use crate::ports::provider::{ModelRequest, ModelToolChoice, Transcript};
 use crate::prepare::PreparedRun;
 use crate::tooling::mcp_tool_name;
 
@@ -96,6 +96,11 @@ pub(crate) fn upstream_transcript<'a>(items: impl Iterator<Item = &'a Item> + Cl
 
 /// The upstream request for the next model turn.
 /// `verify_at`: where the completion check's prompt goes in `output`, once sent.
+///
+/// Per turn this copies only the response's own output: history and input
+/// are converted once per run and shared (`PreparedRun::upstream_head`), as
+/// is the tool list. (The wire body itself still carries the whole
+/// conversation: a chat-completions upstream is stateless.)
 pub(crate) fn model_request(
     run: &PreparedRun,
     output: &[Item],
@@ -103,19 +108,24 @@ pub(crate) fn model_request(
     stream: bool,
     verify_at: Option<usize>,
 ) -> ModelRequest {
-    let transcript = match verify_at.filter(|&at| at <= output.len()) {
-        None => upstream_transcript(run.history.iter().chain(&run.input).chain(output)),
-        Some(at) => {
-            let prompt = verification_prompt();
-            upstream_transcript(
-                run.history
-                    .iter()
-                    .chain(&run.input)
-                    .chain(&output[..at])
-                    .chain(std::iter::once(&prompt))
-                    .chain(&output[at..]),
-            )
-        }
+    let at = verify_at.filter(|&at| at <= output.len());
+    let prompt = at.map(|_| verification_prompt());
+    let (before, after) = match at {
+        Some(at) => output.split_at(at),
+        None => (output, &[][..]),
+    };
+    let tail = before.iter().chain(prompt.as_ref()).chain(after.iter());
+    let transcript = if output.iter().any(|i| matches!(i, Item::McpCall(_))) {
+        // A continuation's output may hold the finished version of an MCP
+        // call its history paused: deduplicated over the whole transcript.
+        Transcript::from(upstream_transcript(
+            run.history.iter().chain(&run.input).chain(tail),
+        ))
+    } else {
+        let head = run
+            .upstream_head
+            .get_or_init(|| upstream_transcript(run.history.iter().chain(&run.input)).into());
+        Transcript::new(head.clone(), upstream_transcript(tail))
     };
     let req = &run.request;
     let tools = run.tools.model_tools();
@@ -149,6 +159,7 @@ pub(crate) fn model_request(
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn items(v: serde_json::Value) -> Vec<Item> {
         serde_json::from_value(v).unwrap()
@@ -209,6 +220,35 @@ mod tests {
                 ("yes".to_owned(), "c1".to_owned()),
             ]
         );
+    }
+
+    /// The per-turn path converts history+input once and the output per
+    /// turn; that equals converting the whole transcript whenever the output
+    /// holds no `mcp_call` (the case it is used for).
+    #[test]
+    fn a_shared_head_and_the_new_output_make_the_whole_transcript() {
+        let head = items(json!([
+            {"type": "message", "role": "user", "content": "hi"},
+            {"type": "mcp_call", "id": "mcp_1", "server_label": "calc", "name": "add",
+             "arguments": "{}", "status": "in_progress"},
+            {"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "calc", "tools": []},
+            {"type": "mcp_call", "id": "mcp_1", "server_label": "calc", "name": "add",
+             "arguments": "{}", "status": "completed", "output": "5"},
+        ]));
+        let output = items(json!([
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+            {"type": "message", "role": "assistant", "content": "done"},
+        ]));
+        let whole = upstream_transcript(head.iter().chain(&output));
+        let shared: Arc<[Item]> = upstream_transcript(head.iter()).into();
+        let turn = Transcript::new(shared.clone(), upstream_transcript(output.iter()));
+        assert_eq!(turn.to_vec(), whole);
+        assert_eq!(turn.len(), whole.len());
+        // A second turn reuses the same head allocation.
+        let next = Transcript::new(shared.clone(), Vec::new());
+        assert_eq!(Arc::strong_count(&shared), 3);
+        assert_eq!(next.iter().count(), shared.len());
     }
 
     #[test]

@@ -29,7 +29,7 @@ fn unsupported(req: &ModelRequest) -> (String, Option<String>) {
 fn req(transcript: Vec<Item>) -> ModelRequest {
     ModelRequest {
         model: "m".into(),
-        transcript,
+        transcript: transcript.into(),
         ..ModelRequest::default()
     }
 }
@@ -75,7 +75,8 @@ fn tools_and_tool_choice() {
             )
         },
         tool("t", Value::Null),
-    ];
+    ]
+    .into();
     r.parallel_tool_calls = Some(false);
     let v = encode(&r);
     assert_eq!(

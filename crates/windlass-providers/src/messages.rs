@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use serde::Serialize;
-use windlass_engine::ProviderError;
+use windlass_engine::{ProviderError, Transcript};
 use windlass_protocol::{
     ContentPart, FunctionCall, FunctionCallOutput, ImageDetail, Item, Message, MessageContent,
     Role, ToolOutput,
@@ -70,7 +70,7 @@ struct CallFunction<'a> {
 
 pub(crate) fn encode_messages<'a>(
     instructions: Option<&'a str>,
-    transcript: &'a [Item],
+    transcript: &'a Transcript,
 ) -> Result<Vec<ChatMessage<'a>>, ProviderError> {
     let mut messages = Vec::with_capacity(transcript.len() + 1);
     if let Some(text) = instructions {

@@ -24,7 +24,7 @@ fn unsupported(req: &ModelRequest) -> (String, Option<String>) {
 fn req(transcript: Vec<Item>) -> ModelRequest {
     ModelRequest {
         model: "m".into(),
-        transcript,
+        transcript: transcript.into(),
         ..ModelRequest::default()
     }
 }

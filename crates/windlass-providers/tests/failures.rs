@@ -26,7 +26,7 @@ fn provider(cfg: ChatProviderConfig) -> ChatCompletionsProvider {
 fn request() -> ModelRequest {
     ModelRequest {
         model: "m".into(),
-        transcript: vec![Item::user_text("hi")],
+        transcript: vec![Item::user_text("hi")].into(),
         stream: true,
         ..ModelRequest::default()
     }

@@ -26,7 +26,7 @@ fn request(stream: bool) -> ModelRequest {
     ModelRequest {
         model: "m".into(),
         instructions: Some("be brief".into()),
-        transcript: vec![Item::user_text("hi")],
+        transcript: vec![Item::user_text("hi")].into(),
         stream,
         ..ModelRequest::default()
     }
@@ -117,7 +117,8 @@ async fn streamed_tool_call_deltas_for_two_calls() {
         description: None,
         parameters: serde_json::Value::Null,
         strict: None,
-    }];
+    }]
+    .into();
     let stream = provider(&fake).start(req).await.expect("starts");
     assert_eq!(
         collect(stream).await,

@@ -83,7 +83,7 @@ async fn tls_upstream(pki: &Pki) -> String {
 fn request() -> ModelRequest {
     ModelRequest {
         model: "m".into(),
-        transcript: vec![Item::user_text("hi")],
+        transcript: vec![Item::user_text("hi")].into(),
         ..ModelRequest::default()
     }
 }

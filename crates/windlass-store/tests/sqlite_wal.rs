@@ -19,6 +19,7 @@ async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
     let options = SqliteOptions {
         wal_limit_bytes: LIMIT,
         size_log_interval: Duration::from_secs(1),
+        ..SqliteOptions::default()
     };
     let store = SqliteStore::open_with(&db.path, options)
         .await

@@ -179,3 +179,62 @@ async fn concurrent_duplicates_fail_individually() {
         assert_eq!(context(&store, &id).await, transcript(&[&expected]));
     }
 }
+
+/// Saves that arrive together (group commit shares their commit; without
+/// it each commits alone) all land whole: transcript and trace, and a
+/// duplicate id in the group fails alone with `Duplicate`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saves_arriving_together_land_with_their_traces() {
+    for group_commit in [true, false] {
+        let db = TempDb::new();
+        let options = windlass_store::SqliteOptions {
+            group_commit,
+            ..Default::default()
+        };
+        let store = SqliteStore::open_with(&db.path, options)
+            .await
+            .expect("open");
+        let tasks: Vec<_> = (0..48)
+            .map(|n| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    // t0..t39, then t0..t7 again.
+                    let id = format!("t{}", n % 40);
+                    let turn = Turn::new(&id, None, 2, 1);
+                    let trace = windlass_engine::Trace {
+                        response_id: id.clone(),
+                        ..Default::default()
+                    };
+                    let result = store
+                        .save(NewResponse {
+                            tenant: T,
+                            response: &turn.resource,
+                            input: &turn.input,
+                            trace: Some(&trace),
+                        })
+                        .await;
+                    (id, result)
+                })
+            })
+            .collect();
+        let mut duplicates = 0;
+        for task in tasks {
+            match task.await.expect("task") {
+                (_, Ok(())) => {}
+                (id, Err(StoreError::Duplicate(d))) => {
+                    assert_eq!(d, id);
+                    duplicates += 1;
+                }
+                (_, Err(e)) => panic!("unexpected error: {e}"),
+            }
+        }
+        assert_eq!(duplicates, 8, "group_commit {group_commit}");
+        for n in 0..40 {
+            let id = format!("t{n}");
+            let expected = Turn::new(&id, None, 2, 1);
+            assert_eq!(context(&store, &id).await, transcript(&[&expected]));
+            let trace = store.trace(T, &id).await.expect("trace").expect("stored");
+            assert_eq!(trace.response_id, id);
+        }
+    }
+}

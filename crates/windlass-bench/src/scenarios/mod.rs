@@ -5,6 +5,7 @@ pub mod chain;
 pub mod idle;
 pub mod json;
 pub mod parallel_tools;
+pub mod payload;
 pub mod stream;
 
 use std::future::Future;
@@ -110,6 +111,15 @@ impl Rounds {
         median(self.phases(windlass).iter().map(Phase::rate))
     }
 
+    /// Median over rounds of the process's peak RSS during a phase, MiB.
+    pub fn rss_peak_mib(&self, windlass: bool) -> f64 {
+        median(
+            self.phases(windlass)
+                .iter()
+                .map(|p| p.rss_peak as f64 / (1024.0 * 1024.0)),
+        )
+    }
+
     /// Median over rounds of events delivered per second.
     pub fn event_rate(&self, windlass: bool) -> f64 {
         median(
@@ -172,6 +182,7 @@ impl Rounds {
                 "cpu_process_ms": p.cpu_process.as_secs_f64() * 1000.0,
                 "cpu_windlass_threads_ms": p.cpu_windlass.as_secs_f64() * 1000.0,
                 "windlass_context_switches": p.context_switches,
+                "rss_peak_bytes": p.rss_peak,
                 "total_ms": total,
             })
         };

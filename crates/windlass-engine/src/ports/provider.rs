@@ -1,6 +1,7 @@
 //! The model port: one upstream turn from the canonical transcript.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures::Stream;
 use serde_json::Value;
@@ -31,8 +32,9 @@ pub enum ModelToolChoice {
 pub struct ModelRequest {
     pub model: String,
     pub instructions: Option<String>,
-    pub transcript: Vec<Item>,
-    pub tools: Vec<ModelTool>,
+    pub transcript: Transcript,
+    /// Shared by every turn of a response (built once, not per turn).
+    pub tools: Arc<[ModelTool]>,
     pub tool_choice: ModelToolChoice,
     pub parallel_tool_calls: Option<bool>,
     pub temperature: Option<f64>,
@@ -46,6 +48,61 @@ pub struct ModelRequest {
     pub user: Option<String>,
     /// Stream from the upstream (`true`) or ask for one complete body.
     pub stream: bool,
+}
+
+/// The items one upstream call carries, in order: a `head` shared by every
+/// turn of a response (its history and input in upstream form, built once)
+/// followed by this turn's own items. A turn therefore copies only what is
+/// new since the response started, not the whole conversation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Transcript {
+    head: Arc<[Item]>,
+    tail: Vec<Item>,
+}
+
+impl Transcript {
+    pub fn new(head: Arc<[Item]>, tail: Vec<Item>) -> Transcript {
+        Transcript { head, tail }
+    }
+
+    pub fn iter(&self) -> std::iter::Chain<std::slice::Iter<'_, Item>, std::slice::Iter<'_, Item>> {
+        self.head.iter().chain(self.tail.iter())
+    }
+
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends an item after the others.
+    pub fn push(&mut self, item: Item) {
+        self.tail.push(item);
+    }
+
+    /// The items as one vector (a copy).
+    pub fn to_vec(&self) -> Vec<Item> {
+        self.iter().cloned().collect()
+    }
+}
+
+impl From<Vec<Item>> for Transcript {
+    fn from(tail: Vec<Item>) -> Transcript {
+        Transcript {
+            head: Arc::from(Vec::new()),
+            tail,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Transcript {
+    type Item = &'a Item;
+    type IntoIter = std::iter::Chain<std::slice::Iter<'a, Item>, std::slice::Iter<'a, Item>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 /// Why the upstream stopped.

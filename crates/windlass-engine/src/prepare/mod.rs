@@ -7,6 +7,7 @@ mod limits;
 mod tools;
 mod validate;
 
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use windlass_protocol::ids::{new_id, prefix};
@@ -57,6 +58,9 @@ pub struct PreparedRun {
     /// The owner tenant: history and references were read from its rows
     /// only, and the response is stored as its.
     pub(crate) tenant: String,
+    /// History and input in upstream form, built on the first model turn
+    /// and shared by every later one (neither changes during a run).
+    pub(crate) upstream_head: OnceLock<Arc<[Item]>>,
 }
 
 /// The items of conversation `id`: a 404 when unknown, a 400 when this
@@ -271,6 +275,7 @@ impl Engine {
             principal: None,
             conversation,
             tenant: tenant.to_owned(),
+            upstream_head: OnceLock::new(),
         })
     }
 }
@@ -290,7 +295,7 @@ fn check_upstream(
     let probe = ModelRequest {
         model: model.to_owned(),
         instructions: req.instructions.clone(),
-        transcript,
+        transcript: transcript.into(),
         tools: tools.set.model_tools(),
         tool_choice: tools.first_choice.clone(),
         text_format: req.text.as_ref().and_then(|t| t.format.clone()),

@@ -116,13 +116,14 @@ fn the_transcript_becomes_alternating_messages() {
     let req = ModelRequest {
         model: "claude".into(),
         instructions: Some("You are helpful.".into()),
-        transcript,
+        transcript: transcript.into(),
         tools: vec![ModelTool {
             name: "zoom".into(),
             description: None,
             parameters: json!({"type": "object"}),
             strict: None,
-        }],
+        }]
+        .into(),
         tool_choice: ModelToolChoice::Required,
         parallel_tool_calls: Some(false),
         reasoning_effort: Some(ReasoningEffort::Low),

@@ -117,7 +117,7 @@ fn the_turn_goes_up_stateless_without_windlass_ids() {
     .unwrap();
     let req = ModelRequest {
         model: "gpt-x".into(),
-        transcript,
+        transcript: transcript.into(),
         stream: true,
         ..ModelRequest::default()
     };

@@ -9,6 +9,7 @@
 mod checkpoint;
 mod conn;
 mod conversations;
+mod group;
 mod migrate;
 mod prune;
 mod read;
@@ -27,6 +28,7 @@ use windlass_protocol::{Item, ResponseResource};
 
 use self::checkpoint::{Checkpointer, WalBound};
 use self::conn::{ReaderPool, Readers, Writer};
+use self::group::SaveQueue;
 use crate::codec::backend;
 
 /// Reference sections, in transcript order.
@@ -59,6 +61,9 @@ pub struct SqliteOptions {
     /// How often, at most, database and WAL sizes are logged (while there
     /// are writes).
     pub size_log_interval: Duration,
+    /// Saves that queue while the writer is busy share one commit (see
+    /// `group.rs`); off: one commit per save.
+    pub group_commit: bool,
 }
 
 impl Default for SqliteOptions {
@@ -66,6 +71,7 @@ impl Default for SqliteOptions {
         SqliteOptions {
             wal_limit_bytes: 64 * 1024 * 1024,
             size_log_interval: Duration::from_secs(60),
+            group_commit: true,
         }
     }
 }
@@ -84,6 +90,8 @@ pub struct SqliteStore {
     readers: Arc<Readers>,
     /// `None` for the in-memory database.
     files: Option<Arc<WalBound>>,
+    /// Group commit's queue (`None`: off).
+    saves: Option<Arc<SaveQueue>>,
 }
 
 impl SqliteStore {
@@ -105,6 +113,7 @@ impl SqliteStore {
             log_every: options.size_log_interval,
         };
         let limit = i64::try_from(options.wal_limit_bytes).unwrap_or(i64::MAX);
+        let group_commit = options.group_commit;
         let path = path.to_owned();
         // Opening and migrating touch the file (and may wait for another
         // process's lock): off the runtime threads.
@@ -143,6 +152,7 @@ impl SqliteStore {
             writer: Arc::new(Mutex::new(writer)),
             readers: Arc::new(Readers::Pool(ReaderPool::new(readers))),
             files: Some(Arc::new(bound)),
+            saves: group_commit.then(Arc::default),
         })
     }
 
@@ -159,6 +169,7 @@ impl SqliteStore {
             writer: Arc::new(Mutex::new(writer)),
             readers: Arc::new(Readers::Writer),
             files: None,
+            saves: Some(Arc::default()),
         })
     }
 
@@ -204,7 +215,7 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
 #[async_trait::async_trait]
 impl ResponseStore for SqliteStore {
     async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError> {
-        write::save(&self.writer, new).await
+        write::save(&self.writer, self.saves.as_ref(), new).await
     }
 
     async fn get(&self, tenant: &str, id: &str) -> Result<Option<ResponseResource>, StoreError> {

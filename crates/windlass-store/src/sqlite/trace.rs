@@ -1,5 +1,5 @@
-//! Execution traces: one JSON row per response, written with the response
-//! and removed with it.
+//! Execution traces: one JSON row per response, written by the save
+//! statement itself (see `write.rs`) and removed with the response.
 
 use rusqlite::{params, Connection, OptionalExtension};
 use windlass_engine::{StoreError, Trace};
@@ -8,15 +8,6 @@ use crate::codec::backend;
 
 pub(super) fn encode(trace: &Trace) -> Result<String, StoreError> {
     serde_json::to_string(trace).map_err(|e| StoreError::Backend(format!("trace: {e}")))
-}
-
-pub(super) fn insert(conn: &Connection, response_id: &str, body: &str) -> Result<(), StoreError> {
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO response_traces (response_id, body) VALUES (?1, ?2)",
-    )
-    .and_then(|mut stmt| stmt.execute(params![response_id, body]))
-    .map(drop)
-    .map_err(backend)
 }
 
 /// The trace of `tenant`'s response: it belongs to its response's tenant.

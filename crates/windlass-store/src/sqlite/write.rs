@@ -8,17 +8,17 @@
 //! it: measured, ~12 % less CPU per stored request inline, but +0.25-0.5 ms
 //! on the median latency at 16 clients (BENCHMARKS.md, "SQLite inline").
 //!
-//! A save is ONE statement: an `INSERT` into a view whose `INSTEAD OF`
-//! trigger (created per connection by [`SAVE_TRIGGER`]) writes the response
-//! row, its references and its items, which saves preparing and stepping
-//! three statements plus BEGIN/COMMIT. One statement is atomic on its own,
+//! A save is ONE statement and ONE commit: an `INSERT` into a view whose
+//! `INSTEAD OF` trigger (created per connection by [`SAVE_TRIGGER`]) writes
+//! the response row, its references, its items and its execution trace,
+//! which saves preparing and stepping four statements plus BEGIN/COMMIT.
+//! (The trace used to be a second autocommit statement after the save: a
+//! second commit, i.e. a second round of WAL frames and locks per request.) One statement is atomic on its own,
 //! and the blocking task runs it to its end even if the caller stops
 //! waiting, so a cancelled save never leaves a transaction open.
 //!
-//! Group commit (several queued saves in one statement) was tried: ~10 %
-//! less CPU per save at 16 clients, but every save then waits for its whole
-//! group, and the agentic loop's median per turn looked ~0.5 ms worse
-//! (within that hour's noise); not kept, no clear win for the machinery.
+//! Saves may share a commit with the saves queued behind them (group commit,
+//! `group.rs`, on by default: `SqliteOptions::group_commit`).
 
 use rusqlite::{params, Connection, TransactionBehavior};
 use std::sync::Arc;
@@ -27,6 +27,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use windlass_engine::{NewResponse, StoreError};
 
 use super::conn::Writer;
+use super::group::{SaveQueue, SaveRow};
 use super::trace;
 use super::{HISTORY, INPUT, OUTPUT};
 use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
@@ -46,8 +47,8 @@ use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
 /// the single writer means nothing inserts items in between.
 pub(super) const SAVE_TRIGGER: &str = "\
 CREATE TEMP VIEW IF NOT EXISTS save_response \
-    (id, created_at, previous_response_id, body, items, tenant) \
-    AS SELECT NULL, NULL, NULL, NULL, NULL, NULL; \
+    (id, created_at, previous_response_id, body, items, tenant, trace) \
+    AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL; \
 CREATE TEMP TRIGGER IF NOT EXISTS save_response_insert INSTEAD OF INSERT ON save_response \
 BEGIN \
     INSERT INTO responses (id, created_at, previous_response_id, body, history_parent, tenant) \
@@ -64,45 +65,55 @@ BEGIN \
                j.value ->> 2, j.value ->> 3, NEW.tenant \
         FROM json_each(NEW.items) j; \
     DELETE FROM live_runs WHERE id = NEW.id; \
+    INSERT OR REPLACE INTO response_traces (response_id, body) \
+        SELECT NEW.id, NEW.trace WHERE NEW.trace IS NOT NULL; \
 END;";
 
 /// The save statement: one row of the `save_response` view.
-const SAVE: &str = "INSERT INTO save_response \
-                    (id, created_at, previous_response_id, body, items, tenant) \
-                    VALUES (?, ?, ?, ?, ?, ?)";
+pub(super) const SAVE: &str = "INSERT INTO save_response \
+                    (id, created_at, previous_response_id, body, items, tenant, trace) \
+                    VALUES (?, ?, ?, ?, ?, ?, ?)";
 
-/// Saves the response row and its input and output items. All or nothing.
+/// Saves the response row, its input and output items and its trace. All
+/// or nothing. With `group`, saves queued meanwhile share a commit
+/// (`group.rs`); without, each is its own statement on the writer.
 pub(super) async fn save(
     writer: &Arc<Mutex<Writer>>,
+    group: Option<&Arc<SaveQueue>>,
     new: NewResponse<'_>,
 ) -> Result<(), StoreError> {
     let resource = new.response;
     // Encoding happens before taking the writer, so writers queue only for
     // the database work.
-    let body = encode_resource(resource)?;
-    let items = encode_rows(new)?;
-    let created_at = i64::try_from(resource.created_at).unwrap_or(i64::MAX);
-    let id = resource.id.clone();
-    let previous = resource.previous_response_id.clone();
-    let tenant = new.tenant.to_owned();
-    let trace = new.trace.map(trace::encode).transpose()?;
-
+    let row = SaveRow {
+        body: encode_resource(resource)?,
+        items: encode_rows(new)?,
+        created_at: i64::try_from(resource.created_at).unwrap_or(i64::MAX),
+        id: resource.id.clone(),
+        previous: resource.previous_response_id.clone(),
+        tenant: new.tenant.to_owned(),
+        trace: new.trace.map(trace::encode).transpose()?,
+    };
+    if let Some(group) = group {
+        return group.save(writer, row).await;
+    }
     on_writer(writer, move |conn| {
         conn.prepare_cached(SAVE)
             .and_then(|mut stmt| {
-                stmt.execute(params![id, created_at, previous, body, items, tenant])
+                stmt.execute(params![
+                    row.id,
+                    row.created_at,
+                    row.previous,
+                    row.body,
+                    row.items,
+                    row.tenant,
+                    row.trace
+                ])
             })
             .map_err(|e| match is_unique_violation(&e) {
-                true => StoreError::Duplicate(id.clone()),
+                true => StoreError::Duplicate(row.id.clone()),
                 false => backend(e),
             })?;
-        // In the same trip to the writer; a trace that cannot be written
-        // does not undo the response.
-        if let Some(trace) = trace {
-            if let Err(e) = trace::insert(conn, &id, &trace) {
-                tracing::warn!(error = %e, "could not store the execution trace");
-            }
-        }
         Ok(())
     })
     .await
