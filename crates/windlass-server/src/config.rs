@@ -64,6 +64,7 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Background mode (`[server.background]`).
     pub background: crate::runs::BackgroundConfig,
+    /// Prometheus metrics (`[server.metrics]`).
     pub metrics: MetricsConfig,
     /// Budgets per tenant (`[server.tenants.<name>]`), shared by its keys.
     pub tenants: HashMap<String, QuotaLimits>,
@@ -148,6 +149,7 @@ pub struct ServerFile {
     pub limits: RequestLimits,
     #[serde(default)]
     pub background: crate::runs::BackgroundConfig,
+    #[serde(default)]
     pub metrics: MetricsConfig,
     #[serde(default)]
     pub tenants: BTreeMap<String, TenantFile>,

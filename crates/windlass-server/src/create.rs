@@ -73,21 +73,21 @@ pub async fn create_response(
             log,
             |mut sink| {
                 async move {
-                let outcome = {
-                    let mut observed = completion.sink(&mut sink);
-                    engine.run(prepared, &mut observed, cancel).await
-                };
-                if let Some(log) = run_log {
-                    log.end();
-                    if let Some(runs) = runs {
-                        log.flush(runs.as_ref()).await;
+                    let outcome = {
+                        let mut observed = completion.sink(&mut sink);
+                        engine.run(prepared, &mut observed, cancel).await
+                    };
+                    if let Some(log) = run_log {
+                        log.end();
+                        if let Some(runs) = runs {
+                            log.flush(runs.as_ref()).await;
+                        }
                     }
-                }
-                registration.finish(&outcome.response);
-                completion.finish(&outcome);
-                // Charged before `[DONE]`: the client's next request sees it.
-                charge.usage(&outcome.response).await;
-                sink.done();
+                    registration.finish(&outcome.response);
+                    completion.finish(&outcome);
+                    // Charged before `[DONE]`: the client's next request sees it.
+                    charge.usage(&outcome.response).await;
+                    sink.done();
                 }
                 .instrument(span)
             },

@@ -17,9 +17,9 @@ mod codec;
 mod memory;
 mod memory_conversations;
 mod memory_runs;
+mod paging;
 #[cfg(feature = "postgres")]
 mod postgres;
-mod paging;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
