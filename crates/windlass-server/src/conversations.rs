@@ -11,12 +11,13 @@ use axum::extract::{Path, Query, State};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use windlass_engine::{with_id, Conversation, ConversationStore, PageRequest, SortOrder};
+use windlass_engine::{with_id, Conversation, ConversationStore};
 use windlass_protocol::ids::new_id;
 use windlass_protocol::{Item, ItemList};
 
 use crate::create::{body_error, parse_json};
 use crate::error::ApiError;
+use crate::item_list::{list, ListQuery};
 use crate::tenant::Tenant;
 use crate::AppState;
 
@@ -51,18 +52,6 @@ pub struct Deleted {
     deleted: bool,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ItemsQuery {
-    after: Option<String>,
-    limit: Option<usize>,
-    order: Option<String>,
-    #[serde(rename = "include[]", default)]
-    include_list: Option<String>,
-    #[serde(default)]
-    include: Option<String>,
-}
-
 fn store(app: &AppState) -> Result<&Arc<dyn ConversationStore>, ApiError> {
     app.engine
         .conversations()
@@ -92,16 +81,6 @@ fn new_items(items: Vec<Item>) -> Result<Vec<Item>, ApiError> {
         .code("array_above_max_length"));
     }
     Ok(items.into_iter().map(with_id).collect())
-}
-
-fn list(items: Vec<Item>, has_more: bool) -> ItemList {
-    ItemList {
-        object: "list".to_owned(),
-        first_id: items.first().and_then(Item::id).map(str::to_owned),
-        last_id: items.last().and_then(Item::id).map(str::to_owned),
-        data: items,
-        has_more,
-    }
 }
 
 pub async fn create(
@@ -178,34 +157,10 @@ pub async fn list_items(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
-    query: Result<Query<ItemsQuery>, QueryRejection>,
+    query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
-    if let Some(value) = q.include.as_ref().or(q.include_list.as_ref()) {
-        return Err(ApiError::invalid(format!(
-            "include value '{value}' is not supported for conversation items"
-        ))
-        .param("include"));
-    }
-    let limit = q.limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        return Err(ApiError::invalid("limit must be between 1 and 100").param("limit"));
-    }
-    let order = match q.order.as_deref() {
-        None | Some("desc") => SortOrder::Desc,
-        Some("asc") => SortOrder::Asc,
-        Some(other) => {
-            return Err(
-                ApiError::invalid(format!("order must be 'asc' or 'desc', got '{other}'"))
-                    .param("order"),
-            )
-        }
-    };
-    let page = PageRequest {
-        after: q.after,
-        limit,
-        order,
-    };
+    let page = q.page("conversation items")?;
     let page = store(&app)?
         .conversation_items(tenant.as_str(), &id, &page)
         .await?

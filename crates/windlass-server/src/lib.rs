@@ -14,6 +14,7 @@ mod create;
 pub mod error;
 mod in_place;
 pub mod inflight;
+mod item_list;
 pub mod keys;
 pub mod lifecycle;
 pub mod limits;

@@ -8,10 +8,11 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use windlass_engine::{PageRequest, SortOrder, Trace};
-use windlass_protocol::{DeletedResponse, Item, ItemList, ResponseResource};
+use windlass_engine::Trace;
+use windlass_protocol::{DeletedResponse, ItemList, ResponseResource};
 
 use crate::error::ApiError;
+use crate::item_list::{list, ListQuery};
 use crate::runs::resume::resume_stream;
 use crate::tenant::Tenant;
 use crate::{remote, AppState};
@@ -138,18 +139,6 @@ pub async fn delete_response(
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ListQuery {
-    after: Option<String>,
-    limit: Option<usize>,
-    order: Option<String>,
-    #[serde(rename = "include[]", default)]
-    include_list: Option<String>,
-    #[serde(default)]
-    include: Option<String>,
-}
-
 pub async fn input_items(
     State(app): State<AppState>,
     tenant: Tenant,
@@ -157,48 +146,14 @@ pub async fn input_items(
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
-    // No extra data (image URLs, logprobs) is kept for input items, so an
-    // `include` cannot be honoured: refuse it rather than ignore it.
-    if let Some(value) = q.include.as_ref().or(q.include_list.as_ref()) {
-        return Err(ApiError::invalid(format!(
-            "include value '{value}' is not supported for input items"
-        ))
-        .param("include"));
-    }
-    let limit = q.limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        return Err(ApiError::invalid("limit must be between 1 and 100").param("limit"));
-    }
-    let order = match q.order.as_deref() {
-        None | Some("desc") => SortOrder::Desc,
-        Some("asc") => SortOrder::Asc,
-        Some(other) => {
-            return Err(
-                ApiError::invalid(format!("order must be 'asc' or 'desc', got '{other}'"))
-                    .param("order"),
-            )
-        }
-    };
-    let page = PageRequest {
-        after: q.after,
-        limit,
-        order,
-    };
+    let page = q.page("input items")?;
     let page = app
         .engine
         .store()
         .input_items(tenant.as_str(), &id, &page)
         .await?
         .ok_or_else(|| ApiError::not_found("Response", &id))?;
-    let first_id = page.items.first().and_then(Item::id).map(str::to_owned);
-    let last_id = page.items.last().and_then(Item::id).map(str::to_owned);
-    Ok(Json(ItemList {
-        object: "list".to_owned(),
-        data: page.items,
-        first_id,
-        last_id,
-        has_more: page.has_more,
-    }))
+    Ok(Json(list(page.items, page.has_more)))
 }
 
 pub async fn cancel_response(

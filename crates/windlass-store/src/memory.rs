@@ -5,8 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use windlass_engine::{
-    ItemPage, LiveRecord, NewResponse, PageRequest, ResponseStore, SortOrder, StoreError,
-    StoredEvent, Trace,
+    ItemPage, LiveRecord, NewResponse, PageRequest, ResponseStore, StoreError, StoredEvent, Trace,
 };
 use windlass_protocol::{Item, ResponseResource};
 
@@ -252,27 +251,8 @@ impl ResponseStore for MemoryStore {
         let Some(response) = inner.owned(tenant, id) else {
             return Ok(None);
         };
-        let mut items = inner.items_of(&response.input);
-        if page.order == SortOrder::Desc {
-            items.reverse();
-        }
-        let start = match &page.after {
-            None => 0,
-            // The first occurrence in the requested order, as in SQLite.
-            Some(after) => {
-                items
-                    .iter()
-                    .position(|i| i.id() == Some(after.as_str()))
-                    .ok_or_else(|| StoreError::UnknownCursor(after.clone()))?
-                    + 1
-            }
-        };
-        let rest = items.split_off(start);
-        let has_more = rest.len() > page.limit;
-        Ok(Some(ItemPage {
-            items: rest.into_iter().take(page.limit).collect(),
-            has_more,
-        }))
+        // The first occurrence of `after` in the requested order, as in SQLite.
+        crate::paging::page_items(inner.items_of(&response.input), page).map(Some)
     }
 
     async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {

@@ -1,0 +1,64 @@
+//! The query and the answer of the paged item lists
+//! (`GET /v1/responses/{id}/input_items`, `GET /v1/conversations/{id}/items`).
+
+use serde::Deserialize;
+use windlass_engine::{PageRequest, SortOrder};
+use windlass_protocol::{Item, ItemList};
+
+use crate::error::ApiError;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    after: Option<String>,
+    limit: Option<usize>,
+    order: Option<String>,
+    #[serde(rename = "include[]", default)]
+    include_list: Option<String>,
+    #[serde(default)]
+    include: Option<String>,
+}
+
+impl ListQuery {
+    /// The page asked for; `listed` names the items in errors ("input
+    /// items"). No extra data (image URLs, logprobs) is kept for items, so an
+    /// `include` cannot be honoured: it is refused rather than ignored.
+    pub fn page(self, listed: &str) -> Result<PageRequest, ApiError> {
+        if let Some(value) = self.include.as_ref().or(self.include_list.as_ref()) {
+            return Err(ApiError::invalid(format!(
+                "include value '{value}' is not supported for {listed}"
+            ))
+            .param("include"));
+        }
+        let limit = self.limit.unwrap_or(20);
+        if !(1..=100).contains(&limit) {
+            return Err(ApiError::invalid("limit must be between 1 and 100").param("limit"));
+        }
+        let order = match self.order.as_deref() {
+            None | Some("desc") => SortOrder::Desc,
+            Some("asc") => SortOrder::Asc,
+            Some(other) => {
+                return Err(ApiError::invalid(format!(
+                    "order must be 'asc' or 'desc', got '{other}'"
+                ))
+                .param("order"))
+            }
+        };
+        Ok(PageRequest {
+            after: self.after,
+            limit,
+            order,
+        })
+    }
+}
+
+/// A page of items in the list shape.
+pub fn list(items: Vec<Item>, has_more: bool) -> ItemList {
+    ItemList {
+        object: "list".to_owned(),
+        first_id: items.first().and_then(Item::id).map(str::to_owned),
+        last_id: items.last().and_then(Item::id).map(str::to_owned),
+        data: items,
+        has_more,
+    }
+}
