@@ -387,7 +387,12 @@ mod tests {
     }
 
     fn try_resolve_file(name: &str, toml: &str, extra: &[&str]) -> Result<Settings, ConfigError> {
-        let dir = std::env::temp_dir().join(format!("windlass-cfg-{}-{name}", std::process::id()));
+        // Tests run in parallel and several share a name: each call gets its own
+        // directory, so no test reads a file another is halfway through writing.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pid = std::process::id();
+        let dir = std::env::temp_dir().join(format!("windlass-cfg-{pid}-{name}-{call}"));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("windlass.toml");
         std::fs::write(&file, toml).unwrap();
