@@ -108,33 +108,25 @@ fn windlass(args: &[&str]) -> std::process::Output {
         .expect("run windlass")
 }
 
+/// Runs a command that must succeed; its standard output, trimmed.
+fn windlass_ok(args: &[&str]) -> String {
+    let out = windlass(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
 #[tokio::test]
 async fn store_prune_deletes_old_responses_and_keeps_referenced_history() {
     let dir = TempDir::new("cli");
     let db = dir.db();
     seed(&db).await;
 
-    let out = windlass(&["store", "prune", "--older-than-days", "50", "--db", &db]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "pruned 0 responses older than 50 days"
-    );
+    let out = windlass_ok(&["store", "prune", "--older-than-days", "50", "--db", &db]);
+    assert_eq!(out, "pruned 0 responses older than 50 days");
 
-    let out = windlass(&["store", "prune", "--older-than-days", "30", "--db", &db]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "pruned 2 responses older than 30 days"
-    );
+    let out = windlass_ok(&["store", "prune", "--older-than-days", "30", "--db", &db]);
+    assert_eq!(out, "pruned 2 responses older than 30 days");
     // b still continues from a's items: input + output of both.
     assert_eq!(left(&db).await, (vec!["resp_young_b"], 4));
 
@@ -157,12 +149,7 @@ async fn store_prune_reads_the_config_file() {
         format!("db = {db:?}\n[store]\nretention_days = 30\n"),
     )
     .unwrap();
-    let out = windlass(&["store", "prune", "--config", config.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    windlass_ok(&["store", "prune", "--config", config.to_str().unwrap()]);
     assert_eq!(left(&db).await, (vec!["resp_young_b"], 4));
 }
 

@@ -130,16 +130,33 @@ fn slow_text(chunks: usize, every: Duration) -> Reply {
         .delay_between_chunks(every)
 }
 
+/// Opens a streamed response on `serve` and waits for its first text delta.
+async fn stream_under_way(serve: &Serve) -> LiveStream {
+    let client = reqwest::Client::new();
+    let body = json!({"model": "m", "input": "hi"});
+    let mut live = LiveStream::open_at(&client, &serve.base, &body).await;
+    assert!(live.read_until("response.output_text.delta", WAIT).await);
+    live
+}
+
+/// The response `id` as a new process on the same database returns it.
+async fn stored_after_restart(upstream: &FakeUpstream, dir: &Path, id: &str) -> Value {
+    let again = Serve::start(upstream, dir, 60).await;
+    reqwest::get(format!("{}/v1/responses/{id}", again.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_running_stream_finishes_within_the_grace_period_while_new_work_is_refused() {
     let upstream = FakeUpstream::start().await;
     upstream.push(slow_text(30, Duration::from_millis(100)));
     let dir = temp_dir("finish");
     let serve = Serve::start(&upstream, &dir, 60).await;
-    let client = reqwest::Client::new();
-    let mut live =
-        LiveStream::open_at(&client, &serve.base, &json!({"model": "m", "input": "hi"})).await;
-    assert!(live.read_until("response.output_text.delta", WAIT).await);
+    let live = stream_under_way(&serve).await;
     let id = live.response_id();
 
     serve.sigterm();
@@ -187,13 +204,7 @@ async fn a_running_stream_finishes_within_the_grace_period_while_new_work_is_ref
     );
 
     // Stored as it ended.
-    let again = Serve::start(&upstream, &dir, 60).await;
-    let got: Value = reqwest::get(format!("{}/v1/responses/{id}", again.base))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let got = stored_after_restart(&upstream, &dir, &id).await;
     assert_eq!(got["status"], "completed");
 }
 
@@ -204,10 +215,7 @@ async fn a_run_longer_than_the_grace_period_is_cancelled_and_stored() {
     upstream.push(slow_text(120, Duration::from_millis(500)));
     let dir = temp_dir("cancel");
     let serve = Serve::start(&upstream, &dir, 1).await;
-    let client = reqwest::Client::new();
-    let mut live =
-        LiveStream::open_at(&client, &serve.base, &json!({"model": "m", "input": "hi"})).await;
-    assert!(live.read_until("response.output_text.delta", WAIT).await);
+    let live = stream_under_way(&serve).await;
     let id = live.response_id();
 
     serve.sigterm();
@@ -216,13 +224,7 @@ async fn a_run_longer_than_the_grace_period_is_cancelled_and_stored() {
     assert_eq!(*cap.types().last().unwrap(), "response.cancelled");
     assert!(serve.exit_status().await.success());
 
-    let again = Serve::start(&upstream, &dir, 1).await;
-    let got: Value = reqwest::get(format!("{}/v1/responses/{id}", again.base))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let got = stored_after_restart(&upstream, &dir, &id).await;
     assert_eq!(got["status"], "cancelled", "{got}");
     assert_eq!(&got, cap.final_response());
 }
@@ -234,10 +236,7 @@ async fn a_second_sigterm_cancels_at_once() {
     let dir = temp_dir("twice");
     // A grace period far longer than the test may take.
     let serve = Serve::start(&upstream, &dir, 3600).await;
-    let client = reqwest::Client::new();
-    let mut live =
-        LiveStream::open_at(&client, &serve.base, &json!({"model": "m", "input": "hi"})).await;
-    assert!(live.read_until("response.output_text.delta", WAIT).await);
+    let live = stream_under_way(&serve).await;
     serve.sigterm();
     serve.wait_ready_503().await;
     serve.sigterm();
