@@ -20,7 +20,7 @@ pub(crate) enum Stopped {
     /// No replica runs it.
     NotRunning,
     /// Its final state, as stored by the replica that ran it.
-    Stored(ResponseResource),
+    Stored(Box<ResponseResource>),
     /// A replica stopped it, but it was created with `store: false`: its
     /// final state exists nowhere this replica can read.
     Unstored,
@@ -51,7 +51,7 @@ pub(crate) async fn stop_elsewhere(
     })
     .await;
     match stored {
-        Ok(Ok(r)) => Ok(Stopped::Stored(r)),
+        Ok(Ok(r)) => Ok(Stopped::Stored(Box::new(r))),
         Ok(Err(e)) => Err(e.into()),
         Err(_) => Err(ApiError::internal("the response did not stop in time")),
     }

@@ -172,7 +172,7 @@ pub async fn cancel_response(
     }
     // Unknown here, or live: maybe running in another replica.
     match remote::stop_elsewhere(&app, tenant.as_str(), &id, STOP_WAIT).await? {
-        Stopped::Stored(r) => return Ok(Json(r)),
+        Stopped::Stored(r) => return Ok(Json(*r)),
         // As for any response not stored: not found (with the reason, and
         // that the run did stop).
         Stopped::Unstored => {
