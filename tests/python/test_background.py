@@ -111,6 +111,13 @@ def test_dropped_stream_resumed_with_starting_after(bg):
     assert [e.sequence_number for e in events] == list(range(len(events))), "no gap, no repeat"
     assert events[-1].type == "response.completed"
     assert events[-1].response.output_text == text
+    # A background stream opens queued, as OpenAI's does; the SDK parses each event.
+    assert [e.type for e in events[:3]] == [
+        "response.created",
+        "response.queued",
+        "response.in_progress",
+    ]
+    assert events[1].response.status == "queued"
     deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
     assert deltas == text
 
@@ -122,6 +129,8 @@ def test_conversation_of_three_responses_listed_in_order(bg):
     for question in ["I am Alice.", "I like tea.", "Who am I?"]:
         r = client.responses.create(model="m", input=question, conversation=conv.id)
         assert r.status == "completed"
+        # The SDK's typed `conversation` field names it.
+        assert r.conversation is not None and r.conversation.id == conv.id
     # The last request carried the whole conversation.
     last = fake.requests()[-1]
     sent = str(last["messages"])

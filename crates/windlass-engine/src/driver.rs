@@ -87,6 +87,13 @@ impl Engine {
         d.out
             .emit_snapshot(|response| EventData::Created { response })
             .await;
+        // A background response is announced as queued (as OpenAI does)
+        // before it starts running.
+        if d.out.response.status == windlass_protocol::ResponseStatus::Queued {
+            d.out
+                .emit_snapshot(|response| EventData::Queued { response })
+                .await;
+        }
         // A queued (background) response starts running now.
         d.out.response.status = windlass_protocol::ResponseStatus::InProgress;
         d.out

@@ -90,6 +90,16 @@ pub struct ResponseResource {
     pub allowed_tools: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// The conversation the response belongs to, echoed as OpenAI does
+    /// (`{"id": "conv_..."}`); absent when it belongs to none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<ConversationRef>,
+}
+
+/// A response's `conversation`: the conversation's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationRef {
+    pub id: String,
 }
 
 impl ResponseResource {

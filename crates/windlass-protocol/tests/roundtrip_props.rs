@@ -767,6 +767,7 @@ fn response() -> BoxedStrategy<ResponseResource> {
         of(text()),
         of(vec(text(), 0..3)),
         of(text()),
+        of(text().prop_map(|id| ConversationRef { id })),
     );
     (a, b, c)
         .prop_map(
@@ -809,6 +810,7 @@ fn response() -> BoxedStrategy<ResponseResource> {
                     prompt_cache_key,
                     allowed_tools,
                     user,
+                    conversation,
                 ),
             )| ResponseResource {
                 id,
@@ -844,6 +846,7 @@ fn response() -> BoxedStrategy<ResponseResource> {
                 prompt_cache_key,
                 allowed_tools,
                 user,
+                conversation,
             },
         )
         .boxed()

@@ -988,6 +988,7 @@ fn sample_response() -> ResponseResource {
         prompt_cache_key: None,
         allowed_tools: None,
         user: None,
+        conversation: None,
     }
 }
 

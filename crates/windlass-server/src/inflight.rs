@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{watch, Notify};
 use tokio_util::sync::CancellationToken;
+use windlass_engine::CancelAck;
 use windlass_protocol::{ResponseResource, ResponseStatus};
 
 use crate::runs::log::EventLog;
@@ -142,6 +143,22 @@ impl Inflight {
         let e = owned(&map, tenant, id)?;
         e.cancel.cancel();
         Some(e.latest.clone())
+    }
+
+    /// Cancels `tenant`'s running response for another process (the cancel
+    /// bus), answering whether its final state will be stored.
+    pub fn cancel_for_bus(&self, tenant: &str, id: &str) -> CancelAck {
+        let map = self.map();
+        match owned(&map, tenant, id) {
+            None => CancelAck::Unclaimed,
+            Some(e) => {
+                e.cancel.cancel();
+                match e.start.store {
+                    true => CancelAck::Stored,
+                    false => CancelAck::Unstored,
+                }
+            }
+        }
     }
 
     pub fn cancel_all(&self) -> usize {

@@ -122,7 +122,7 @@ impl AppState {
     pub fn with_cancel_bus(mut self, bus: Arc<dyn CancelBus>) -> Self {
         let inflight = self.inflight.clone();
         bus.subscribe(Arc::new(move |tenant: &str, id: &str| {
-            inflight.cancel(tenant, id).is_some()
+            inflight.cancel_for_bus(tenant, id)
         }));
         self.cancel_bus = bus;
         self

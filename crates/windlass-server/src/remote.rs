@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use windlass_engine::CancelAck;
 use windlass_protocol::ResponseResource;
 
 use crate::error::ApiError;
@@ -13,18 +14,30 @@ use crate::AppState;
 /// How often the store is read while waiting for the other replica's save.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Asks the replica running `tenant`'s response `id` to stop it. `Ok(None)` when no replica
-/// claims it; otherwise the final state once it is stored, waiting at most
-/// `wait`. (A run with `store: false` is stopped but never stored, so its
-/// caller gets the timeout error.)
+/// What became of a response asked to stop in another replica.
+#[derive(Debug)]
+pub(crate) enum Stopped {
+    /// No replica runs it.
+    NotRunning,
+    /// Its final state, as stored by the replica that ran it.
+    Stored(Box<ResponseResource>),
+    /// A replica stopped it, but it was created with `store: false`: its
+    /// final state exists nowhere this replica can read.
+    Unstored,
+}
+
+/// Asks the replica running `tenant`'s response `id` to stop it; waits at
+/// most `wait` for the final state to be stored (when it will be).
 pub(crate) async fn stop_elsewhere(
     app: &AppState,
     tenant: &str,
     id: &str,
     wait: Duration,
-) -> Result<Option<ResponseResource>, ApiError> {
-    if !app.cancel_bus.publish(tenant, id).await? {
-        return Ok(None);
+) -> Result<Stopped, ApiError> {
+    match app.cancel_bus.publish(tenant, id).await? {
+        CancelAck::Unclaimed => return Ok(Stopped::NotRunning),
+        CancelAck::Unstored => return Ok(Stopped::Unstored),
+        CancelAck::Stored => {}
     }
     let store = app.engine.store();
     let stored = tokio::time::timeout(wait, async {
@@ -38,7 +51,7 @@ pub(crate) async fn stop_elsewhere(
     })
     .await;
     match stored {
-        Ok(Ok(r)) => Ok(Some(r)),
+        Ok(Ok(r)) => Ok(Stopped::Stored(Box::new(r))),
         Ok(Err(e)) => Err(e.into()),
         Err(_) => Err(ApiError::internal("the response did not stop in time")),
     }

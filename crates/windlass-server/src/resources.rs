@@ -13,9 +13,10 @@ use windlass_protocol::{DeletedResponse, ItemList, ResponseResource};
 
 use crate::error::ApiError;
 use crate::item_list::{list, ListQuery};
+use crate::remote::{self, Stopped};
 use crate::runs::resume::resume_stream;
 use crate::tenant::Tenant;
-use crate::{remote, AppState};
+use crate::AppState;
 
 /// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
 /// gets the OpenAI error shape like any other bad input.
@@ -122,9 +123,10 @@ pub async fn delete_response(
         // stored as still running).
         None => match app.engine.store().get(tenant.as_str(), &id).await? {
             Some(r) if r.status.is_terminal() => false,
-            _ => remote::stop_elsewhere(&app, tenant.as_str(), &id, STOP_WAIT)
-                .await?
-                .is_some(),
+            _ => !matches!(
+                remote::stop_elsewhere(&app, tenant.as_str(), &id, STOP_WAIT).await?,
+                Stopped::NotRunning
+            ),
         },
     };
     // A running response with `store: false` has nothing stored to delete.
@@ -169,8 +171,22 @@ pub async fn cancel_response(
         return Err(not_cancellable(r));
     }
     // Unknown here, or live: maybe running in another replica.
-    if let Some(r) = remote::stop_elsewhere(&app, tenant.as_str(), &id, STOP_WAIT).await? {
-        return Ok(Json(r));
+    match remote::stop_elsewhere(&app, tenant.as_str(), &id, STOP_WAIT).await? {
+        Stopped::Stored(r) => return Ok(Json(*r)),
+        // As for any response not stored: not found (with the reason, and
+        // that the run did stop).
+        Stopped::Unstored => {
+            return Err(ApiError::new(
+                axum::http::StatusCode::NOT_FOUND,
+                "invalid_request_error",
+                format!(
+                    "Response with id '{id}' not found: it was created with store: false and \
+                     is not kept. Its run on another server process has been cancelled."
+                ),
+            )
+            .code("not_found"))
+        }
+        Stopped::NotRunning => {}
     }
     if let Some(runs) = &app.runs {
         // Live, but no replica claims it: its replica died and the row

@@ -63,8 +63,9 @@ impl Serialize for WithoutOutput<'_> {
             prompt_cache_key,
             allowed_tools,
             user,
+            conversation,
         } = self.0;
-        let mut m = s.serialize_struct("ResponseResource", 33)?;
+        let mut m = s.serialize_struct("ResponseResource", 34)?;
         m.serialize_field("id", id)?;
         m.serialize_field("object", object)?;
         m.serialize_field("created_at", created_at)?;
@@ -101,6 +102,9 @@ impl Serialize for WithoutOutput<'_> {
         }
         if user.is_some() {
             m.serialize_field("user", user)?;
+        }
+        if conversation.is_some() {
+            m.serialize_field("conversation", conversation)?;
         }
         m.end()
     }
@@ -158,7 +162,7 @@ mod tests {
             "temperature": 1.0, "reasoning": null, "usage": null, "max_output_tokens": null,
             "max_tool_calls": null, "store": true, "background": false, "service_tier": "default",
             "metadata": {"k": "v"}, "safety_identifier": null, "prompt_cache_key": null,
-            "allowed_tools": ["a"], "user": "u"
+            "allowed_tools": ["a"], "user": "u", "conversation": {"id": "conv_1"}
         }))
         .expect("resource");
         for resource in [
@@ -166,6 +170,7 @@ mod tests {
             ResponseResource {
                 allowed_tools: None,
                 user: None,
+                conversation: None,
                 ..full
             },
         ] {

@@ -14,6 +14,8 @@
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod codec;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod conversation_codec;
 mod memory;
 mod memory_conversations;
 mod memory_runs;

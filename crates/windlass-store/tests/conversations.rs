@@ -1,4 +1,5 @@
-//! The `ConversationStore` contract on the in-memory store and SQLite.
+//! The `ConversationStore` contract on the in-memory store, SQLite and
+//! Postgres (feature `postgres`, when `WINDLASS_TEST_PG` is set).
 
 mod common;
 
@@ -12,13 +13,22 @@ use windlass_store::{MemoryStore, SqliteStore};
 async fn stores() -> Vec<(Arc<dyn ConversationStore>, Option<TempDb>)> {
     let db = TempDb::new();
     let sqlite = SqliteStore::open(&db.path).await.expect("open");
-    vec![
+    #[allow(unused_mut)]
+    let mut stores = vec![
         (
             Arc::new(MemoryStore::new()) as Arc<dyn ConversationStore>,
             None,
         ),
-        (Arc::new(sqlite), Some(db)),
-    ]
+        (Arc::new(sqlite) as Arc<dyn ConversationStore>, Some(db)),
+    ];
+    #[cfg(feature = "postgres")]
+    if let Some(url) = common::pg_schema_url().await {
+        let pg = windlass_store::PgStore::open(&url)
+            .await
+            .expect("open postgres");
+        stores.push((Arc::new(pg), None));
+    }
+    stores
 }
 
 fn conversation(id: &str) -> Conversation {
@@ -127,6 +137,61 @@ async fn items_are_kept_in_order_paged_and_scoped_to_the_tenant() {
                 .conversation_context("t1", "conv_1")
                 .await
                 .expect("ctx"),
+            None
+        );
+    }
+}
+
+#[tokio::test]
+async fn concurrent_appends_keep_every_item_once_and_in_append_order_per_caller() {
+    for (store, _db) in stores().await {
+        store
+            .create_conversation("t1", &conversation("conv_c"), &[])
+            .await
+            .expect("create");
+        let tasks: Vec<_> = (0..8)
+            .map(|n| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let items = [
+                        user(&format!("msg_{n}_a"), "a"),
+                        assistant(&format!("msg_{n}_b"), "b"),
+                    ];
+                    store
+                        .append_conversation_items("t1", "conv_c", &items)
+                        .await
+                })
+            })
+            .collect();
+        for task in tasks {
+            assert!(task.await.expect("join").expect("append"));
+        }
+        let all = store
+            .conversation_context("t1", "conv_c")
+            .await
+            .expect("ctx")
+            .expect("known");
+        let got = ids(&all);
+        assert_eq!(got.len(), 16, "{got:?}");
+        // Each append's two items stay adjacent and in order.
+        for pair in got.chunks(2) {
+            assert_eq!(pair[0].replace("_a", "_b"), pair[1], "{got:?}");
+        }
+        // Empty conversations are known, not missing.
+        store
+            .create_conversation("t1", &conversation("conv_empty"), &[])
+            .await
+            .expect("create");
+        let empty = store
+            .conversation_items("t1", "conv_empty", &page(None, 10, SortOrder::Asc))
+            .await
+            .expect("page");
+        assert_eq!(empty.map(|p| p.items.len()), Some(0));
+        assert_eq!(
+            store
+                .conversation_item("t1", "conv_empty", "msg_x")
+                .await
+                .expect("item"),
             None
         );
     }

@@ -17,8 +17,7 @@ pub struct OpenedStore {
     /// Quotas counted in the database (shared by replicas); `None`: the
     /// server's in-process counter.
     pub quota: Option<Arc<dyn QuotaCounter>>,
-    /// Conversations (SQLite only so far: on Postgres the endpoints answer
-    /// that conversations are not enabled).
+    /// Conversations, in the same database.
     pub conversations: Option<Arc<dyn ConversationStore>>,
 }
 
@@ -33,9 +32,9 @@ pub async fn open_store(
         return Ok(OpenedStore {
             quota: Some(Arc::new(store.quota())),
             store: store.clone(),
-            runs: store,
+            runs: store.clone(),
             cancel_bus: Arc::new(bus),
-            conversations: None,
+            conversations: Some(store),
         });
     }
     let store = Arc::new(SqliteStore::open_with(db, sqlite.clone()).await?);

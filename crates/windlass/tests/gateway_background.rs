@@ -95,7 +95,9 @@ async fn a_background_response_is_queued_then_polled_to_completion() {
     assert!(done);
     assert_eq!(events[0]["type"], "response.created");
     assert_eq!(events[0]["response"]["status"], "queued");
-    assert_eq!(events[1]["type"], "response.in_progress");
+    assert_eq!(events[1]["type"], "response.queued");
+    assert_eq!(events[1]["response"]["status"], "queued");
+    assert_eq!(events[2]["type"], "response.in_progress");
     assert_eq!(events.last().expect("last")["type"], "response.completed");
     let expected: Vec<u64> = (0..events.len() as u64).collect();
     assert_eq!(seqs(&events), expected);

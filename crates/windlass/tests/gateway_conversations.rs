@@ -106,6 +106,12 @@ async fn responses_in_a_conversation_see_its_items_and_append_theirs() {
             .await;
         assert_eq!(status, 200, "{r}");
         assert_eq!(r["status"], "completed");
+        // The response names its conversation, and GET returns it as well.
+        assert_eq!(r["conversation"], json!({"id": id}), "{r}");
+        let (_, got) = gw
+            .get_json(&format!("/v1/responses/{}", r["id"].as_str().expect("id")))
+            .await;
+        assert_eq!(got, r);
     }
     // The third request carried the first two exchanges as history.
     let last = gw.upstream.last_request().expect("request");
@@ -161,4 +167,36 @@ async fn conversation_refusals_are_4xx_and_change_nothing() {
         )
         .await;
     assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn streamed_responses_name_their_conversation_in_every_snapshot() {
+    let gw = Gateway::start().await;
+    let (_, conv) = gw.post_json("/v1/conversations", &json!({})).await;
+    let id = conv["id"].as_str().expect("id");
+    gw.upstream.push(Reply::text("streamed answer"));
+    let cap = gw
+        .stream(&json!({"model": "m", "input": "hi", "conversation": {"id": id}}))
+        .await;
+    cap.assert_well_formed();
+    for t in [
+        "response.created",
+        "response.in_progress",
+        "response.completed",
+    ] {
+        let events = cap.of_type(t);
+        assert_eq!(events.len(), 1, "{t}");
+        assert_eq!(
+            events[0]["response"]["conversation"],
+            json!({"id": id}),
+            "{t}"
+        );
+    }
+    // A response outside any conversation has no `conversation` field.
+    gw.upstream.push(Reply::text("alone"));
+    let (status, r) = gw
+        .post_json("/v1/responses", &json!({"model": "m", "input": "x"}))
+        .await;
+    assert_eq!(status, 200, "{r}");
+    assert!(r.get("conversation").is_none(), "{r}");
 }

@@ -10,18 +10,29 @@ use std::sync::Arc;
 
 use crate::StoreError;
 
+/// What a cancel published on the bus found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelAck {
+    /// No process runs that tenant's response.
+    Unclaimed,
+    /// The process running it is stopping it and will store its final state.
+    Stored,
+    /// The process running it is stopping it, but it was created with
+    /// `store: false`: its final state is never stored anywhere.
+    Unstored,
+}
+
 /// Called with the owner tenant and id of each cancel published on the bus
-/// (by any replica); answers whether that tenant's response was running in
-/// this process and has been told to stop.
-pub type CancelHandler = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+/// (by any replica); stops that tenant's response if it runs in this
+/// process and answers what it did ([`CancelAck::Unclaimed`] otherwise).
+pub type CancelHandler = Arc<dyn Fn(&str, &str) -> CancelAck + Send + Sync>;
 
 #[async_trait::async_trait]
 pub trait CancelBus: Send + Sync {
-    /// Asks whichever process runs `tenant`'s `response_id` to cancel it.
-    /// `Ok(true)` when that process acknowledged (the run is stopping there
-    /// and will store its final state); `Ok(false)` when no process claimed
-    /// it (another tenant's response is never claimed).
-    async fn publish(&self, tenant: &str, response_id: &str) -> Result<bool, StoreError>;
+    /// Asks whichever process runs `tenant`'s `response_id` to cancel it,
+    /// and answers what that process acknowledged; `Unclaimed` when none
+    /// did (another tenant's response is never claimed).
+    async fn publish(&self, tenant: &str, response_id: &str) -> Result<CancelAck, StoreError>;
 
     /// Delivers the cancels published on the bus to `handler` from now on
     /// (replacing an earlier handler).
@@ -35,8 +46,8 @@ pub struct LocalCancelBus;
 
 #[async_trait::async_trait]
 impl CancelBus for LocalCancelBus {
-    async fn publish(&self, _tenant: &str, _response_id: &str) -> Result<bool, StoreError> {
-        Ok(false)
+    async fn publish(&self, _tenant: &str, _response_id: &str) -> Result<CancelAck, StoreError> {
+        Ok(CancelAck::Unclaimed)
     }
 
     fn subscribe(&self, _handler: CancelHandler) {}

@@ -12,7 +12,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
-    CreateResponseRequest, Item, ResponseResource, ResponseStatus, TextField, Tool, Truncation,
+    ConversationRef, CreateResponseRequest, Item, ResponseResource, ResponseStatus, TextField,
+    Tool, Truncation,
 };
 
 use crate::config::ClientToolsStatus;
@@ -365,6 +366,9 @@ fn skeleton(req: &CreateResponseRequest, model: String) -> ResponseResource {
         prompt_cache_key: req.prompt_cache_key.clone(),
         allowed_tools: req.allowed_tools.clone(),
         user: req.user.clone(),
+        conversation: req.conversation.as_ref().map(|c| ConversationRef {
+            id: c.id().to_owned(),
+        }),
     }
 }
 

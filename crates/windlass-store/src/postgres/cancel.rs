@@ -3,7 +3,10 @@
 //! Every replica listens on two channels with one dedicated connection:
 //! `windlass_cancel` carries a response someone wants cancelled, and
 //! `windlass_cancel_ack` one a replica was running and has stopped; both as
-//! `"<tenant> <id>"` (tenant names have no spaces). A publisher notifies, then waits briefly for the matching ack;
+//! `"<tenant> <id>"` (tenant names and ids have no spaces; an ack for a run
+//! created with `store: false` adds `" unstored"`, since its final state
+//! will never be stored for the publisher to read). A publisher notifies,
+//! then waits briefly for the matching ack;
 //! notifications are delivered to every listener, the publisher included
 //! (its handler finds nothing running and stays silent).
 
@@ -14,12 +17,14 @@ use deadpool_postgres::Pool;
 use futures::StreamExt;
 use tokio::sync::{broadcast, oneshot};
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Notification};
-use windlass_engine::{CancelBus, CancelHandler, StoreError};
+use windlass_engine::{CancelAck, CancelBus, CancelHandler, StoreError};
 
 use super::backend;
 
 const CANCEL: &str = "windlass_cancel";
 const ACK: &str = "windlass_cancel_ack";
+/// Appended to the ack of a run whose final state is never stored.
+const UNSTORED: &str = " unstored";
 
 /// Ids longer than this are never running anywhere (ours are ~50
 /// characters); refused before they reach `NOTIFY` (8000 bytes at most).
@@ -86,11 +91,17 @@ impl PgCancelBus {
 
 #[async_trait::async_trait]
 impl CancelBus for PgCancelBus {
-    async fn publish(&self, tenant: &str, response_id: &str) -> Result<bool, StoreError> {
-        if response_id.len() > MAX_ID || tenant.len() > MAX_ID || tenant.contains(' ') {
-            return Ok(false);
+    async fn publish(&self, tenant: &str, response_id: &str) -> Result<CancelAck, StoreError> {
+        // No running response has a space in its id or tenant.
+        if response_id.len() > MAX_ID
+            || tenant.len() > MAX_ID
+            || tenant.contains(' ')
+            || response_id.contains(' ')
+        {
+            return Ok(CancelAck::Unclaimed);
         }
         let payload = format!("{tenant} {response_id}");
+        let unstored = format!("{payload}{UNSTORED}");
         // Subscribed before notifying, so the ack cannot come first.
         let mut acks = self.inner.acks.subscribe();
         let conn = self
@@ -106,14 +117,15 @@ impl CancelBus for PgCancelBus {
         let acked = tokio::time::timeout(ACK_WAIT, async {
             loop {
                 match acks.recv().await {
-                    Ok(acked) if acked == payload => return true,
+                    Ok(acked) if acked == payload => return CancelAck::Stored,
+                    Ok(acked) if acked == unstored => return CancelAck::Unstored,
                     Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => return false,
+                    Err(broadcast::error::RecvError::Closed) => return CancelAck::Unclaimed,
                 }
             }
         })
         .await;
-        Ok(acked.unwrap_or(false))
+        Ok(acked.unwrap_or(CancelAck::Unclaimed))
     }
 
     fn subscribe(&self, handler: CancelHandler) {
@@ -228,11 +240,14 @@ async fn deliver(
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone();
-            if handler.is_some_and(|h| h(tenant, id)) {
-                client
-                    .execute("SELECT pg_notify($1, $2)", &[&ACK, &payload])
-                    .await?;
-            }
+            let ack = match handler.map(|h| h(tenant, id)) {
+                None | Some(CancelAck::Unclaimed) => return Ok(()),
+                Some(CancelAck::Stored) => payload.to_owned(),
+                Some(CancelAck::Unstored) => format!("{payload}{UNSTORED}"),
+            };
+            client
+                .execute("SELECT pg_notify($1, $2)", &[&ACK, &ack])
+                .await?;
         }
         ACK => {
             // No publisher waiting is fine.

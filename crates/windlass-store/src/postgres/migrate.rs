@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-pg/0002_live_runs.sql"),
     include_str!("../../migrations-pg/0003_tenants.sql"),
     include_str!("../../migrations-pg/0004_quotas.sql"),
+    include_str!("../../migrations-pg/0005_conversations.sql"),
 ];
 
 /// The advisory lock key that serializes migrations (any fixed number; this

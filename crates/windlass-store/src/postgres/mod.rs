@@ -10,6 +10,7 @@
 //! than `disable`/`prefer` is refused at open rather than silently ignored).
 
 mod cancel;
+mod conversations;
 mod migrate;
 mod quota;
 mod read;
@@ -140,7 +141,7 @@ impl PgStore {
         let conn = self.conn().await?;
         conn.batch_execute(
             "TRUNCATE response_items, response_traces, responses, items, \
-             live_runs, response_events, quota_buckets",
+             live_runs, response_events, quota_buckets, conversation_items, conversations",
         )
         .await
         .map_err(backend)

@@ -2,6 +2,7 @@
 //! is one query (one round trip) except input pages.
 
 use deadpool_postgres::{ClientWrapper, Object};
+use tokio_postgres::types::Type;
 use tokio_postgres::IsolationLevel;
 use windlass_engine::{ItemPage, PageRequest, SortOrder, StoreError, Trace};
 use windlass_protocol::{Item, ResponseResource};
@@ -42,41 +43,56 @@ pub(super) async fn get(
 }
 
 /// History, input and output in ONE query: walks the `history_parent`
-/// chain up from `id` and reads each response's references, oldest
-/// response first (the same query as the SQLite store's). Only the first
-/// response's tenant is checked: a chain never crosses tenants. The outer joins
-/// tell "unknown" (no row) from "empty" (one NULL row).
+/// chain up from `id`, then reads each response's references, oldest
+/// response first. Only the first response's tenant is checked: a chain
+/// never crosses tenants. No row means "unknown"; a response without items
+/// gives an empty array.
+const LOAD_CONTEXT: &str = "\
+WITH RECURSIVE chain (id, depth) AS ( \
+    SELECT id, 0 FROM responses WHERE id = $1 AND tenant = $3 \
+    UNION ALL \
+    SELECT p.history_parent, c.depth + 1 FROM chain c \
+    JOIN responses p ON p.id = c.id \
+    WHERE p.history_parent IS NOT NULL AND c.depth < $2) \
+SELECT ARRAY(SELECT i.body FROM response_items r \
+             JOIN items i ON i.key = r.item_key \
+             WHERE r.response_id = c.id \
+             ORDER BY r.section, r.position) \
+FROM chain c ORDER BY c.depth DESC";
+
+/// [`LOAD_CONTEXT`], planned at every call (an unnamed statement, still one
+/// round trip) rather than prepared once per connection. A prepared
+/// statement's cached generic plan is made for the table sizes of its
+/// first executions; made while the tables were small (a new database, or
+/// one that grew faster than autovacuum re-analyzed it), this query's plan
+/// scanned `responses` and `items` whole for every response of the chain,
+/// so a depth-100 load grew with the table (50 ms with ~10k responses
+/// stored after the plan was made). A fresh plan sees the tables' current
+/// size and walks the keys. The items are read per response through a
+/// correlated `ARRAY(...)` subquery (an index range on `response_items`).
 pub(super) async fn load_context(
     conn: &ClientWrapper,
     tenant: &str,
     id: &str,
 ) -> Result<Option<Vec<Item>>, StoreError> {
-    let stmt = conn
-        .prepare_cached(
-            "WITH RECURSIVE chain (id, depth) AS ( \
-                 SELECT id, 0 FROM responses WHERE id = $1 AND tenant = $3 \
-                 UNION ALL \
-                 SELECT p.history_parent, c.depth + 1 FROM chain c \
-                 JOIN responses p ON p.id = c.id \
-                 WHERE p.history_parent IS NOT NULL AND c.depth < $2) \
-             SELECT i.body FROM chain c \
-             LEFT JOIN response_items r ON r.response_id = c.id \
-             LEFT JOIN items i ON i.key = r.item_key \
-             ORDER BY c.depth DESC, r.section, r.position",
-        )
-        .await
-        .map_err(backend)?;
     let rows = conn
-        .query(&stmt, &[&id, &MAX_DEPTH, &tenant])
+        .query_typed(
+            LOAD_CONTEXT,
+            &[
+                (&id, Type::TEXT),
+                (&MAX_DEPTH, Type::INT4),
+                (&tenant, Type::TEXT),
+            ],
+        )
         .await
         .map_err(backend)?;
     if rows.is_empty() {
         return Ok(None);
     }
-    let mut out = Vec::with_capacity(rows.len());
+    let mut out = Vec::with_capacity(rows.len() * 2);
     for row in &rows {
-        let body: Option<&str> = row.try_get(0).map_err(backend)?;
-        if let Some(body) = body {
+        let bodies: Vec<&str> = row.try_get(0).map_err(backend)?;
+        for body in bodies {
             out.push(decode_item(body)?);
         }
     }

@@ -7,12 +7,9 @@ use windlass_protocol::Item;
 
 use super::write::on_writer;
 use super::SqliteStore;
-use crate::codec::{backend, decode_item, encode_item};
+use crate::codec::{backend, decode_item};
+use crate::conversation_codec::{decode_conversation, encode_items, encode_metadata};
 use crate::paging::page_items;
-
-fn encode_metadata(metadata: &Map<String, Value>) -> Result<String, StoreError> {
-    serde_json::to_string(metadata).map_err(|e| StoreError::Backend(format!("metadata: {e}")))
-}
 
 fn read_conversation(
     conn: &Connection,
@@ -28,16 +25,8 @@ fn read_conversation(
                 .optional()
         })
         .map_err(backend)?;
-    row.map(|(created_at, metadata)| {
-        Ok(Conversation {
-            id: id.to_owned(),
-            object: "conversation".to_owned(),
-            created_at: u64::try_from(created_at).unwrap_or(0),
-            metadata: serde_json::from_str(&metadata)
-                .map_err(|e| StoreError::Corrupt(format!("conversation metadata: {e}")))?,
-        })
-    })
-    .transpose()
+    row.map(|(created_at, metadata)| decode_conversation(id, created_at, &metadata))
+        .transpose()
 }
 
 fn read_items(conn: &Connection, id: &str) -> Result<Vec<Item>, StoreError> {
@@ -52,14 +41,6 @@ fn read_items(conn: &Connection, id: &str) -> Result<Vec<Item>, StoreError> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(backend)?;
     bodies.iter().map(|b| decode_item(b)).collect()
-}
-
-/// Item rows: (item id, JSON).
-fn encode_items(items: &[Item]) -> Result<Vec<(Option<String>, String)>, StoreError> {
-    items
-        .iter()
-        .map(|i| Ok((i.id().map(str::to_owned), encode_item(i)?)))
-        .collect()
 }
 
 fn append(

@@ -111,6 +111,17 @@ impl Replica {
         (status, r.json().await.expect("json body"))
     }
 
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        let r = self
+            .client
+            .delete(self.url(path))
+            .send()
+            .await
+            .expect("request");
+        let status = r.status().as_u16();
+        (status, r.json().await.expect("json body"))
+    }
+
     /// Opens a streamed create and reads until `response.created`; returns
     /// the open body and the response id.
     pub async fn stream_until_created(&self, body: &Value) -> (reqwest::Response, String) {
