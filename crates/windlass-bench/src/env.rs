@@ -144,6 +144,7 @@ impl Bench {
         c.hard_max_connections = c.hard_max_connections.max(wanted + 64);
         let store_options = SqliteOptions {
             group_commit: s.group_commit,
+            save_thread: s.save_thread,
             ..SqliteOptions::default()
         };
         server_cfg.metrics.enabled = s.metrics;

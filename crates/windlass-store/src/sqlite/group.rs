@@ -136,7 +136,7 @@ async fn flush(queue: Arc<SaveQueue>, writer: Arc<tokio::sync::Mutex<Writer>>) {
 
 /// Commits `rows`: alone as one autocommit statement, or several in one
 /// transaction with a savepoint each. One result per row, in order.
-fn commit<'a>(
+pub(super) fn commit<'a>(
     conn: &mut Connection,
     rows: impl ExactSizeIterator<Item = &'a SaveRow>,
 ) -> Vec<Result<(), StoreError>> {

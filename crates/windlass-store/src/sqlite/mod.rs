@@ -14,6 +14,7 @@ mod migrate;
 mod prune;
 mod read;
 mod runs;
+mod save_thread;
 mod trace;
 mod write;
 
@@ -29,6 +30,8 @@ use windlass_protocol::{Item, ResponseResource};
 use self::checkpoint::{Checkpointer, WalBound};
 use self::conn::{ReaderPool, Readers, Writer};
 use self::group::SaveQueue;
+pub use self::save_thread::SAVE_THREAD_NAME;
+use self::save_thread::SaveThread;
 use crate::codec::backend;
 
 /// Reference sections, in transcript order.
@@ -64,6 +67,9 @@ pub struct SqliteOptions {
     /// Saves that queue while the writer is busy share one commit (see
     /// `group.rs`); off: one commit per save.
     pub group_commit: bool,
+    /// With `group_commit`: commit on one long-lived thread fed by a
+    /// channel (`save_thread.rs`) rather than a flush task per group.
+    pub save_thread: bool,
 }
 
 impl Default for SqliteOptions {
@@ -72,6 +78,7 @@ impl Default for SqliteOptions {
             wal_limit_bytes: 64 * 1024 * 1024,
             size_log_interval: Duration::from_secs(60),
             group_commit: true,
+            save_thread: true,
         }
     }
 }
@@ -90,8 +97,8 @@ pub struct SqliteStore {
     readers: Arc<Readers>,
     /// `None` for the in-memory database.
     files: Option<Arc<WalBound>>,
-    /// Group commit's queue (`None`: off).
-    saves: Option<Arc<SaveQueue>>,
+    /// How saves reach the writer.
+    saves: Saves,
 }
 
 impl SqliteStore {
@@ -113,7 +120,7 @@ impl SqliteStore {
             log_every: options.size_log_interval,
         };
         let limit = i64::try_from(options.wal_limit_bytes).unwrap_or(i64::MAX);
-        let group_commit = options.group_commit;
+        let saves_mode = (options.group_commit, options.save_thread);
         let path = path.to_owned();
         // Opening and migrating touch the file (and may wait for another
         // process's lock): off the runtime threads.
@@ -147,12 +154,12 @@ impl SqliteStore {
         .await
         .map_err(|e| StoreError::Backend(format!("opening the database: {e}")))??;
         let checkpoints = Checkpointer::start(checkpointer, bound.clone());
-        let writer = Writer::open(writer, Some(checkpoints))?;
+        let writer = Arc::new(Mutex::new(Writer::open(writer, Some(checkpoints))?));
         Ok(SqliteStore {
-            writer: Arc::new(Mutex::new(writer)),
+            saves: Saves::start(saves_mode, &writer)?,
+            writer,
             readers: Arc::new(Readers::Pool(ReaderPool::new(readers))),
             files: Some(Arc::new(bound)),
-            saves: group_commit.then(Arc::default),
         })
     }
 
@@ -164,12 +171,12 @@ impl SqliteStore {
         let mut conn = Connection::open_in_memory().map_err(backend)?;
         configure(&conn)?;
         migrate::migrate(&mut conn)?;
-        let writer = Writer::open(conn, None)?;
+        let writer = Arc::new(Mutex::new(Writer::open(conn, None)?));
         Ok(SqliteStore {
-            writer: Arc::new(Mutex::new(writer)),
+            saves: Saves::start((true, true), &writer)?,
+            writer,
             readers: Arc::new(Readers::Writer),
             files: None,
-            saves: Some(Arc::default()),
         })
     }
 
@@ -189,6 +196,28 @@ impl SqliteStore {
     pub async fn close(&self) {
         self.readers.close().await;
         self.writer.lock().await.close().await;
+    }
+}
+
+/// How saves reach the writer connection.
+#[derive(Debug, Clone)]
+enum Saves {
+    /// One commit per save, each on a blocking-pool thread.
+    PerSave,
+    /// Group commit by a flush task per group (`group.rs`).
+    Flush(Arc<SaveQueue>),
+    /// Group commit on the save thread (`save_thread.rs`).
+    Thread(Arc<SaveThread>),
+}
+
+impl Saves {
+    /// `(group_commit, save_thread)` as in [`SqliteOptions`].
+    fn start(mode: (bool, bool), writer: &Arc<Mutex<Writer>>) -> Result<Saves, StoreError> {
+        Ok(match mode {
+            (false, _) => Saves::PerSave,
+            (true, false) => Saves::Flush(Arc::default()),
+            (true, true) => Saves::Thread(Arc::new(SaveThread::start(writer.clone())?)),
+        })
     }
 }
 
@@ -215,7 +244,7 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
 #[async_trait::async_trait]
 impl ResponseStore for SqliteStore {
     async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError> {
-        write::save(&self.writer, self.saves.as_ref(), new).await
+        write::save(&self.writer, &self.saves, new).await
     }
 
     async fn get(&self, tenant: &str, id: &str) -> Result<Option<ResponseResource>, StoreError> {

@@ -27,7 +27,8 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use windlass_engine::{NewResponse, StoreError};
 
 use super::conn::Writer;
-use super::group::{SaveQueue, SaveRow};
+use super::group::SaveRow;
+use super::Saves;
 use super::trace;
 use super::{HISTORY, INPUT, OUTPUT};
 use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
@@ -79,7 +80,7 @@ pub(super) const SAVE: &str = "INSERT INTO save_response \
 /// (`group.rs`); without, each is its own statement on the writer.
 pub(super) async fn save(
     writer: &Arc<Mutex<Writer>>,
-    group: Option<&Arc<SaveQueue>>,
+    saves: &Saves,
     new: NewResponse<'_>,
 ) -> Result<(), StoreError> {
     let resource = new.response;
@@ -94,8 +95,10 @@ pub(super) async fn save(
         tenant: new.tenant.to_owned(),
         trace: new.trace.map(trace::encode).transpose()?,
     };
-    if let Some(group) = group {
-        return group.save(writer, row).await;
+    match saves {
+        Saves::Thread(thread) => return thread.save(row).await,
+        Saves::Flush(group) => return group.save(writer, row).await,
+        Saves::PerSave => {}
     }
     on_writer(writer, move |conn| {
         conn.prepare_cached(SAVE)
