@@ -120,6 +120,7 @@ impl Bench {
         };
         let tool_concurrency = engine_cfg.tool_concurrency;
         let mock = MockExecutor::new()
+            .without_call_log()
             .tool(
                 TOOL_NAME,
                 MockBehavior::Sleep(s.tool_time, "tool result".to_owned()),
@@ -144,7 +145,6 @@ impl Bench {
         c.hard_max_connections = c.hard_max_connections.max(wanted + 64);
         let store_options = SqliteOptions {
             group_commit: s.group_commit,
-            save_thread: s.save_thread,
             ..SqliteOptions::default()
         };
         server_cfg.metrics.enabled = s.metrics;

@@ -125,10 +125,6 @@ pub struct Args {
     /// default).
     #[arg(long)]
     pub no_group_commit: bool,
-    /// A/B: group commit by a flush task per group (the previous default)
-    /// instead of the store's save thread.
-    #[arg(long)]
-    pub flush_task: bool,
     /// Diagnostic: the json and stream scenarios send `store: false`, to
     /// separate the cost of persistence from the rest.
     #[arg(long)]
@@ -162,7 +158,6 @@ pub struct Settings {
     pub load_context_iters: usize,
     pub windlass_nodelay: bool,
     pub group_commit: bool,
-    pub save_thread: bool,
     /// `store` flag of the json and stream scenarios' requests.
     pub store: bool,
     /// Windlass records metrics.
@@ -207,7 +202,6 @@ impl Settings {
             load_context_iters: if a.quick { 20 } else { 300 },
             windlass_nodelay: a.windlass_nodelay,
             group_commit: !a.no_group_commit,
-            save_thread: !a.flush_task,
             store: !a.unstored,
             metrics: !a.no_metrics,
             release_timeout: Duration::from_secs(if a.quick { 1 } else { 5 }),
@@ -347,7 +341,6 @@ async fn run(
         "windlass_nodelay": s.windlass_nodelay,
         "store": s.store,
         "group_commit": s.group_commit,
-        "save_thread": s.save_thread,
         "loadavg": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
         "elapsed_secs": started.elapsed().as_secs_f64(),
     });

@@ -180,17 +180,15 @@ async fn concurrent_duplicates_fail_individually() {
     }
 }
 
-/// Saves that arrive together (group commit shares their commit, on the
-/// save thread or a flush task; without it each commits alone) all land
-/// whole: transcript and trace, and a duplicate id in the group fails alone
-/// with `Duplicate`.
+/// Saves that arrive together (group commit on the save thread shares
+/// their commit; without it each commits alone) all land whole: transcript
+/// and trace, and a duplicate id in the group fails alone with `Duplicate`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn saves_arriving_together_land_with_their_traces() {
-    for (group_commit, save_thread) in [(true, true), (true, false), (false, false)] {
+    for group_commit in [true, false] {
         let db = TempDb::new();
         let options = windlass_store::SqliteOptions {
             group_commit,
-            save_thread,
             ..Default::default()
         };
         let store = SqliteStore::open_with(&db.path, options)
@@ -230,7 +228,7 @@ async fn saves_arriving_together_land_with_their_traces() {
                 (_, Err(e)) => panic!("unexpected error: {e}"),
             }
         }
-        assert_eq!(duplicates, 8, "group_commit {group_commit} thread {save_thread}");
+        assert_eq!(duplicates, 8, "group_commit {group_commit}");
         for n in 0..40 {
             let id = format!("t{n}");
             let expected = Turn::new(&id, None, 2, 1);

@@ -29,7 +29,6 @@ use windlass_protocol::{Item, ResponseResource};
 
 use self::checkpoint::{Checkpointer, WalBound};
 use self::conn::{ReaderPool, Readers, Writer};
-use self::group::SaveQueue;
 pub use self::save_thread::SAVE_THREAD_NAME;
 use self::save_thread::SaveThread;
 use crate::codec::backend;
@@ -64,12 +63,10 @@ pub struct SqliteOptions {
     /// How often, at most, database and WAL sizes are logged (while there
     /// are writes).
     pub size_log_interval: Duration,
-    /// Saves that queue while the writer is busy share one commit (see
-    /// `group.rs`); off: one commit per save.
+    /// Saves are committed by one long-lived thread, and saves that queue
+    /// while it commits share one commit (`save_thread.rs`, `group.rs`);
+    /// off: one commit per save, each on a blocking-pool thread.
     pub group_commit: bool,
-    /// With `group_commit`: commit on one long-lived thread fed by a
-    /// channel (`save_thread.rs`) rather than a flush task per group.
-    pub save_thread: bool,
 }
 
 impl Default for SqliteOptions {
@@ -78,7 +75,6 @@ impl Default for SqliteOptions {
             wal_limit_bytes: 64 * 1024 * 1024,
             size_log_interval: Duration::from_secs(60),
             group_commit: true,
-            save_thread: true,
         }
     }
 }
@@ -120,7 +116,7 @@ impl SqliteStore {
             log_every: options.size_log_interval,
         };
         let limit = i64::try_from(options.wal_limit_bytes).unwrap_or(i64::MAX);
-        let saves_mode = (options.group_commit, options.save_thread);
+        let group_commit = options.group_commit;
         let path = path.to_owned();
         // Opening and migrating touch the file (and may wait for another
         // process's lock): off the runtime threads.
@@ -156,7 +152,7 @@ impl SqliteStore {
         let checkpoints = Checkpointer::start(checkpointer, bound.clone());
         let writer = Arc::new(Mutex::new(Writer::open(writer, Some(checkpoints))?));
         Ok(SqliteStore {
-            saves: Saves::start(saves_mode, &writer)?,
+            saves: Saves::start(group_commit, &writer)?,
             writer,
             readers: Arc::new(Readers::Pool(ReaderPool::new(readers))),
             files: Some(Arc::new(bound)),
@@ -173,7 +169,7 @@ impl SqliteStore {
         migrate::migrate(&mut conn)?;
         let writer = Arc::new(Mutex::new(Writer::open(conn, None)?));
         Ok(SqliteStore {
-            saves: Saves::start((true, true), &writer)?,
+            saves: Saves::start(true, &writer)?,
             writer,
             readers: Arc::new(Readers::Writer),
             files: None,
@@ -204,19 +200,15 @@ impl SqliteStore {
 enum Saves {
     /// One commit per save, each on a blocking-pool thread.
     PerSave,
-    /// Group commit by a flush task per group (`group.rs`).
-    Flush(Arc<SaveQueue>),
     /// Group commit on the save thread (`save_thread.rs`).
     Thread(Arc<SaveThread>),
 }
 
 impl Saves {
-    /// `(group_commit, save_thread)` as in [`SqliteOptions`].
-    fn start(mode: (bool, bool), writer: &Arc<Mutex<Writer>>) -> Result<Saves, StoreError> {
-        Ok(match mode {
-            (false, _) => Saves::PerSave,
-            (true, false) => Saves::Flush(Arc::default()),
-            (true, true) => Saves::Thread(Arc::new(SaveThread::start(writer.clone())?)),
+    fn start(group_commit: bool, writer: &Arc<Mutex<Writer>>) -> Result<Saves, StoreError> {
+        Ok(match group_commit {
+            false => Saves::PerSave,
+            true => Saves::Thread(Arc::new(SaveThread::start(writer.clone())?)),
         })
     }
 }

@@ -9,10 +9,11 @@
 //! committed before its caller's terminal event, as before.
 //!
 //! No timer: a lone save is committed at once. Saves that arrive while a
-//! commit runs share the next one. Compared with a flush task per group (a
-//! spawned task that waits for the writer, then a blocking-pool thread), a
-//! save costs one thread wake-up and one task wake-up, and no task is
-//! spawned per group.
+//! commit runs share the next one. Compared with the flush task per group
+//! it replaced (a spawned task that waited for the writer, then a
+//! blocking-pool thread), a save costs one thread wake-up and one task
+//! wake-up, and no task is spawned per group: the same CPU per stored
+//! request, a lower median latency (BENCHMARKS.md, "Save thread").
 //!
 //! Other writes (deletes, pruning, live runs, conversations) still run on
 //! the same writer connection under its async mutex; the thread takes that
@@ -25,7 +26,7 @@ use tokio::sync::{oneshot, Mutex};
 use windlass_engine::StoreError;
 
 use super::conn::Writer;
-use super::group::{commit, SaveRow};
+use super::group::{clone_err, commit, SaveRow};
 
 /// Name of the thread (at most 15 bytes are kept by Linux).
 pub const SAVE_THREAD_NAME: &str = "windlass-sqlite";
@@ -80,12 +81,5 @@ fn run(queued: &Receiver<(SaveRow, Done)>, writer: &Mutex<Writer>) {
         for ((_, done), result) in group.into_iter().zip(results) {
             let _ = done.send(result);
         }
-    }
-}
-
-fn clone_err(e: &StoreError) -> StoreError {
-    match e {
-        StoreError::Backend(m) => StoreError::Backend(m.clone()),
-        other => StoreError::Backend(other.to_string()),
     }
 }

@@ -17,8 +17,9 @@
 //! and the blocking task runs it to its end even if the caller stops
 //! waiting, so a cancelled save never leaves a transaction open.
 //!
-//! Saves may share a commit with the saves queued behind them (group commit,
-//! `group.rs`, on by default: `SqliteOptions::group_commit`).
+//! By default saves are committed by the save thread instead, where saves
+//! queued together share a commit (`save_thread.rs`, `group.rs`;
+//! `SqliteOptions::group_commit`).
 
 use rusqlite::{params, Connection, TransactionBehavior};
 use std::sync::Arc;
@@ -97,7 +98,6 @@ pub(super) async fn save(
     };
     match saves {
         Saves::Thread(thread) => return thread.save(row).await,
-        Saves::Flush(group) => return group.save(writer, row).await,
         Saves::PerSave => {}
     }
     on_writer(writer, move |conn| {
