@@ -29,8 +29,8 @@ use windlass_protocol::{Item, ResponseResource};
 
 use self::checkpoint::{Checkpointer, WalBound};
 use self::conn::{ReaderPool, Readers, Writer};
-pub use self::save_thread::SAVE_THREAD_NAME;
 use self::save_thread::SaveThread;
+pub use self::save_thread::SAVE_THREAD_NAME;
 use crate::codec::backend;
 
 /// Reference sections, in transcript order.

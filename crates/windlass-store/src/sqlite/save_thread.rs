@@ -47,7 +47,9 @@ impl SaveThread {
         std::thread::Builder::new()
             .name(SAVE_THREAD_NAME.to_owned())
             .spawn(move || run(&queued, &writer))
-            .map_err(|e| StoreError::Backend(format!("cannot start the SQLite save thread: {e}")))?;
+            .map_err(|e| {
+                StoreError::Backend(format!("cannot start the SQLite save thread: {e}"))
+            })?;
         Ok(SaveThread { rows })
     }
 

@@ -29,8 +29,8 @@ use windlass_engine::{NewResponse, StoreError};
 
 use super::conn::Writer;
 use super::group::SaveRow;
-use super::Saves;
 use super::trace;
+use super::Saves;
 use super::{HISTORY, INPUT, OUTPUT};
 use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
 
