@@ -13,8 +13,10 @@
 #
 # LiteLLM comes from PyPI into .scratch/peers/venv (pip), agentic-api from
 # crates.io (`cargo install agentic-server`, a long build) into
-# .scratch/peers/agentic; both are reused on later runs. AGENTIC_ARGS
-# overrides how agentic-server is started (default: its 0.5+ flags).
+# .scratch/peers/agentic; both are reused on later runs. The crate installs
+# two binaries, `agentic` (a CLI harness) and `agentic-server` (the
+# gateway): the gateway is the one run. AGENTIC_ARGS overrides how it is
+# started (default: the flags of agentic-server 0.9.0's --help).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 export PROFILE="${PROFILE:-release}"
@@ -40,11 +42,10 @@ install_litellm() {
 }
 
 install_agentic() {
-  AGENTIC_BIN=$(ls "$WORK"/agentic/bin/agentic* 2>/dev/null | head -1 || true)
-  [ -n "$AGENTIC_BIN" ] && return 0
+  AGENTIC_BIN="$WORK/agentic/bin/agentic-server"
+  [ -x "$AGENTIC_BIN" ] && return 0
   CARGO_INCREMENTAL=0 cargo install -q --locked agentic-server --root "$WORK/agentic" ||
     CARGO_INCREMENTAL=0 cargo install -q agentic-server --root "$WORK/agentic"
-  AGENTIC_BIN=$(ls "$WORK"/agentic/bin/agentic* | head -1)
 }
 
 wait_http() { # url
@@ -145,8 +146,11 @@ YAML
       install_agentic
       port=$(free_port)
       rm -f "$WORK/agentic.db"*
+      # Standalone mode: --llm-api-base (with or without /v1), bind flags,
+      # a SQLite file for its stored responses (it adds mode=rwc); the key from
+      # OPENAI_API_KEY. It has no inbound key unless OIDC is configured.
       # shellcheck disable=SC2086
-      "$AGENTIC_BIN" ${AGENTIC_ARGS:---llm-api-base $UP_BASE --gateway-host 127.0.0.1 --gateway-port $port --db-url sqlite://$WORK/agentic.db} \
+      OPENAI_API_KEY=sk-fake "$AGENTIC_BIN" ${AGENTIC_ARGS:---llm-api-base $UP_BASE --gateway-host 127.0.0.1 --gateway-port $port --db-url sqlite://$WORK/agentic.db} \
         >"$WORK/agentic.log" 2>&1 &
       pid=$!; PIDS+=("$pid")
       wait_http "http://127.0.0.1:$port/"

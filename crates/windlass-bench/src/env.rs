@@ -120,6 +120,7 @@ impl Bench {
         };
         let tool_concurrency = engine_cfg.tool_concurrency;
         let mock = MockExecutor::new()
+            .without_call_log()
             .tool(
                 TOOL_NAME,
                 MockBehavior::Sleep(s.tool_time, "tool result".to_owned()),

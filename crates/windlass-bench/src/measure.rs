@@ -8,13 +8,14 @@ use std::time::Duration;
 
 /// Name prefix of the threads of the runtime Windlass runs on: its workers
 /// and its blocking pool (tokio names both alike), where the store runs
-/// SQLite (reads inline on the workers, writes and WAL checkpoints on the
-/// blocking pool).
+/// SQLite (reads inline on the workers, WAL checkpoints and writes other
+/// than saves on the blocking pool).
 pub const WINDLASS_THREAD: &str = "windlass-rt";
 
-/// Whether a thread (by its `comm`, 15 characters at most) does Windlass's work.
+/// Whether a thread (by its `comm`, 15 characters at most) does Windlass's
+/// work: the runtime's threads and the SQLite store's save thread.
 pub fn is_windlass_thread(comm: &str) -> bool {
-    comm.starts_with(WINDLASS_THREAD)
+    comm.starts_with(WINDLASS_THREAD) || comm == windlass_store::SAVE_THREAD_NAME
 }
 
 // ---------------------------------------------------------------------------

@@ -29,4 +29,4 @@ pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{is_postgres_url, PgCancelBus, PgOptions, PgQuota, PgStore};
 #[cfg(feature = "sqlite")]
-pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore};
+pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore, SAVE_THREAD_NAME};

@@ -180,9 +180,9 @@ async fn concurrent_duplicates_fail_individually() {
     }
 }
 
-/// Saves that arrive together (group commit shares their commit; without
-/// it each commits alone) all land whole: transcript and trace, and a
-/// duplicate id in the group fails alone with `Duplicate`.
+/// Saves that arrive together (group commit on the save thread shares
+/// their commit; without it each commits alone) all land whole: transcript
+/// and trace, and a duplicate id in the group fails alone with `Duplicate`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn saves_arriving_together_land_with_their_traces() {
     for group_commit in [true, false] {

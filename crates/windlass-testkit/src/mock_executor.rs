@@ -27,6 +27,9 @@ pub struct MockExecutor {
     tools: Arc<Mutex<HashMap<String, MockBehavior>>>,
     calls: Arc<Mutex<Vec<ToolCall>>>,
     running: Arc<Mutex<(usize, usize)>>,
+    /// Calls are not kept (a benchmark's millions of calls would grow the
+    /// log, and the process, without bound).
+    no_call_log: bool,
 }
 
 impl MockExecutor {
@@ -39,6 +42,13 @@ impl MockExecutor {
         if let Ok(mut t) = self.tools.lock() {
             t.insert(name.to_owned(), behavior);
         }
+        self
+    }
+
+    /// Keeps no log of calls ([`calls`](Self::calls) stays empty), for
+    /// long-running load.
+    pub fn without_call_log(mut self) -> Self {
+        self.no_call_log = true;
         self
     }
 
@@ -77,8 +87,10 @@ impl ToolExecutor for MockExecutor {
             .ok()
             .and_then(|t| t.get(&call.name).cloned())
             .ok_or_else(|| ToolError::Failed(format!("no mock for {}", call.name)))?;
-        if let Ok(mut c) = self.calls.lock() {
-            c.push(call.clone());
+        if !self.no_call_log {
+            if let Ok(mut c) = self.calls.lock() {
+                c.push(call.clone());
+            }
         }
         if let Ok(mut r) = self.running.lock() {
             r.0 += 1;

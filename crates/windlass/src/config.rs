@@ -131,8 +131,8 @@ pub struct StoreFile {
     pub retention_days: Option<u32>,
     /// Connections this process opens to Postgres at most.
     pub pg_max_connections: Option<usize>,
-    /// SQLite: saves queued behind the writer share one commit (less CPU
-    /// per stored request, a little more latency at high concurrency).
+    /// SQLite: saves are committed by one writer thread and those queued
+    /// behind it share one commit (less CPU per stored request).
     pub group_commit: Option<bool>,
 }
 

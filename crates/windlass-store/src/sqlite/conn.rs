@@ -10,8 +10,9 @@
 //! SQLite runs without sqlx's thread per connection (every statement a
 //! channel round trip and two thread wake-ups). Reads run synchronously on
 //! the thread that holds a reader; they are short and never wait for the
-//! disk's writeback. Writes run on a blocking-pool thread that takes the
-//! writer's guard along (see `write.rs` for why not inline).
+//! disk's writeback. Saves run on the save thread (`save_thread.rs`), other
+//! writes on a blocking-pool thread that takes the writer's guard along
+//! (see `write.rs` for why not inline).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -14,6 +14,7 @@ mod migrate;
 mod prune;
 mod read;
 mod runs;
+mod save_thread;
 mod trace;
 mod write;
 
@@ -28,7 +29,8 @@ use windlass_protocol::{Item, ResponseResource};
 
 use self::checkpoint::{Checkpointer, WalBound};
 use self::conn::{ReaderPool, Readers, Writer};
-use self::group::SaveQueue;
+use self::save_thread::SaveThread;
+pub use self::save_thread::SAVE_THREAD_NAME;
 use crate::codec::backend;
 
 /// Reference sections, in transcript order.
@@ -61,8 +63,9 @@ pub struct SqliteOptions {
     /// How often, at most, database and WAL sizes are logged (while there
     /// are writes).
     pub size_log_interval: Duration,
-    /// Saves that queue while the writer is busy share one commit (see
-    /// `group.rs`); off: one commit per save.
+    /// Saves are committed by one long-lived thread, and saves that queue
+    /// while it commits share one commit (`save_thread.rs`, `group.rs`);
+    /// off: one commit per save, each on a blocking-pool thread.
     pub group_commit: bool,
 }
 
@@ -90,8 +93,8 @@ pub struct SqliteStore {
     readers: Arc<Readers>,
     /// `None` for the in-memory database.
     files: Option<Arc<WalBound>>,
-    /// Group commit's queue (`None`: off).
-    saves: Option<Arc<SaveQueue>>,
+    /// How saves reach the writer.
+    saves: Saves,
 }
 
 impl SqliteStore {
@@ -147,12 +150,12 @@ impl SqliteStore {
         .await
         .map_err(|e| StoreError::Backend(format!("opening the database: {e}")))??;
         let checkpoints = Checkpointer::start(checkpointer, bound.clone());
-        let writer = Writer::open(writer, Some(checkpoints))?;
+        let writer = Arc::new(Mutex::new(Writer::open(writer, Some(checkpoints))?));
         Ok(SqliteStore {
-            writer: Arc::new(Mutex::new(writer)),
+            saves: Saves::start(group_commit, &writer)?,
+            writer,
             readers: Arc::new(Readers::Pool(ReaderPool::new(readers))),
             files: Some(Arc::new(bound)),
-            saves: group_commit.then(Arc::default),
         })
     }
 
@@ -164,12 +167,12 @@ impl SqliteStore {
         let mut conn = Connection::open_in_memory().map_err(backend)?;
         configure(&conn)?;
         migrate::migrate(&mut conn)?;
-        let writer = Writer::open(conn, None)?;
+        let writer = Arc::new(Mutex::new(Writer::open(conn, None)?));
         Ok(SqliteStore {
-            writer: Arc::new(Mutex::new(writer)),
+            saves: Saves::start(true, &writer)?,
+            writer,
             readers: Arc::new(Readers::Writer),
             files: None,
-            saves: Some(Arc::default()),
         })
     }
 
@@ -189,6 +192,24 @@ impl SqliteStore {
     pub async fn close(&self) {
         self.readers.close().await;
         self.writer.lock().await.close().await;
+    }
+}
+
+/// How saves reach the writer connection.
+#[derive(Debug, Clone)]
+enum Saves {
+    /// One commit per save, each on a blocking-pool thread.
+    PerSave,
+    /// Group commit on the save thread (`save_thread.rs`).
+    Thread(Arc<SaveThread>),
+}
+
+impl Saves {
+    fn start(group_commit: bool, writer: &Arc<Mutex<Writer>>) -> Result<Saves, StoreError> {
+        Ok(match group_commit {
+            false => Saves::PerSave,
+            true => Saves::Thread(Arc::new(SaveThread::start(writer.clone())?)),
+        })
     }
 }
 
@@ -215,7 +236,7 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
 #[async_trait::async_trait]
 impl ResponseStore for SqliteStore {
     async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError> {
-        write::save(&self.writer, self.saves.as_ref(), new).await
+        write::save(&self.writer, &self.saves, new).await
     }
 
     async fn get(&self, tenant: &str, id: &str) -> Result<Option<ResponseResource>, StoreError> {

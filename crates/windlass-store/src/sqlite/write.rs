@@ -17,8 +17,9 @@
 //! and the blocking task runs it to its end even if the caller stops
 //! waiting, so a cancelled save never leaves a transaction open.
 //!
-//! Saves may share a commit with the saves queued behind them (group commit,
-//! `group.rs`, on by default: `SqliteOptions::group_commit`).
+//! By default saves are committed by the save thread instead, where saves
+//! queued together share a commit (`save_thread.rs`, `group.rs`;
+//! `SqliteOptions::group_commit`).
 
 use rusqlite::{params, Connection, TransactionBehavior};
 use std::sync::Arc;
@@ -27,8 +28,9 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use windlass_engine::{NewResponse, StoreError};
 
 use super::conn::Writer;
-use super::group::{SaveQueue, SaveRow};
+use super::group::SaveRow;
 use super::trace;
+use super::Saves;
 use super::{HISTORY, INPUT, OUTPUT};
 use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
 
@@ -79,7 +81,7 @@ pub(super) const SAVE: &str = "INSERT INTO save_response \
 /// (`group.rs`); without, each is its own statement on the writer.
 pub(super) async fn save(
     writer: &Arc<Mutex<Writer>>,
-    group: Option<&Arc<SaveQueue>>,
+    saves: &Saves,
     new: NewResponse<'_>,
 ) -> Result<(), StoreError> {
     let resource = new.response;
@@ -94,8 +96,9 @@ pub(super) async fn save(
         tenant: new.tenant.to_owned(),
         trace: new.trace.map(trace::encode).transpose()?,
     };
-    if let Some(group) = group {
-        return group.save(writer, row).await;
+    match saves {
+        Saves::Thread(thread) => return thread.save(row).await,
+        Saves::PerSave => {}
     }
     on_writer(writer, move |conn| {
         conn.prepare_cached(SAVE)

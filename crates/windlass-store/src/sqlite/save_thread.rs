@@ -1,0 +1,87 @@
+//! The save thread: one long-lived OS thread that commits every save.
+//!
+//! A save encodes its row on the caller's task, sends it down a channel and
+//! awaits its own result. The thread sleeps on the channel; woken by a row,
+//! it takes every row queued by then, holds the writer connection and
+//! commits them in one transaction, each under its own savepoint (a
+//! duplicate id fails that save only; a lone row is one autocommit
+//! statement). Only then does each caller hear its result, so a save is
+//! committed before its caller's terminal event, as before.
+//!
+//! No timer: a lone save is committed at once. Saves that arrive while a
+//! commit runs share the next one. Compared with the flush task per group
+//! it replaced (a spawned task that waited for the writer, then a
+//! blocking-pool thread), a save costs one thread wake-up and one task
+//! wake-up, and no task is spawned per group: the same CPU per stored
+//! request, a lower median latency (BENCHMARKS.md, "Save thread").
+//!
+//! Other writes (deletes, pruning, live runs, conversations) still run on
+//! the same writer connection under its async mutex; the thread takes that
+//! mutex per group (a blocking lock: it is not a runtime thread).
+
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+
+use tokio::sync::{oneshot, Mutex};
+use windlass_engine::StoreError;
+
+use super::conn::Writer;
+use super::group::{clone_err, commit, SaveRow};
+
+/// Name of the thread (at most 15 bytes are kept by Linux).
+pub const SAVE_THREAD_NAME: &str = "windlass-sqlite";
+
+type Done = oneshot::Sender<Result<(), StoreError>>;
+
+/// The callers' end of the save thread. The thread ends when the last
+/// handle is dropped.
+#[derive(Debug)]
+pub(super) struct SaveThread {
+    rows: Sender<(SaveRow, Done)>,
+}
+
+impl SaveThread {
+    /// Starts the thread that commits saves on `writer`.
+    pub(super) fn start(writer: Arc<Mutex<Writer>>) -> Result<SaveThread, StoreError> {
+        let (rows, queued) = mpsc::channel();
+        std::thread::Builder::new()
+            .name(SAVE_THREAD_NAME.to_owned())
+            .spawn(move || run(&queued, &writer))
+            .map_err(|e| {
+                StoreError::Backend(format!("cannot start the SQLite save thread: {e}"))
+            })?;
+        Ok(SaveThread { rows })
+    }
+
+    /// Queues `row` and waits until it is committed (or refused). A caller
+    /// that stops waiting does not stop the save.
+    pub(super) async fn save(&self, row: SaveRow) -> Result<(), StoreError> {
+        let (done, result) = oneshot::channel();
+        self.rows
+            .send((row, done))
+            .map_err(|_| StoreError::Backend("the SQLite save thread has stopped".into()))?;
+        result
+            .await
+            .map_err(|_| StoreError::Backend("the save was dropped by the writer".into()))?
+    }
+}
+
+/// The thread's loop: one group per wake-up, until every sender is gone.
+fn run(queued: &Receiver<(SaveRow, Done)>, writer: &Mutex<Writer>) {
+    while let Ok(first) = queued.recv() {
+        let mut guard = writer.blocking_lock();
+        // Rows that arrived while the writer was being taken join the group.
+        let group: Vec<_> = std::iter::once(first).chain(queued.try_iter()).collect();
+        let results = match guard.conn() {
+            Ok(conn) => commit(conn, group.iter().map(|(r, _)| r)),
+            Err(e) => group.iter().map(|_| Err(clone_err(&e))).collect(),
+        };
+        if results.iter().any(Result::is_ok) {
+            guard.committed();
+        }
+        drop(guard);
+        for ((_, done), result) in group.into_iter().zip(results) {
+            let _ = done.send(result);
+        }
+    }
+}
