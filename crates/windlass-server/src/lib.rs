@@ -19,6 +19,7 @@ pub mod keys;
 pub mod lifecycle;
 pub mod limits;
 mod listen;
+pub mod logging;
 mod mcp;
 mod meta;
 pub mod metrics;

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{EnvFilter, Layer};
+use tracing_subscriber::Layer;
 use windlass_engine::Engine;
-use windlass_server::{AppState, McpDirectory, Metrics, TimedStore};
+use windlass_server::{logging, AppState, McpDirectory, Metrics, TimedStore};
 use windlass_tools::McpServers;
 
 use crate::cli::{LogFormat, ServeArgs};
@@ -48,20 +48,9 @@ fn subscriber(
     format: LogFormat,
     tracer: Option<opentelemetry_sdk::trace::Tracer>,
 ) -> impl tracing::Subscriber + Send + Sync {
-    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let (text, json) = match format {
-        LogFormat::Json => (
-            None,
-            Some(
-                tracing_subscriber::fmt::layer()
-                    .json()
-                    .with_filter(filter()),
-            ),
-        ),
-        LogFormat::Text => (
-            Some(tracing_subscriber::fmt::layer().with_filter(filter())),
-            None,
-        ),
+    let format = match format {
+        LogFormat::Json => logging::LogFormat::Json,
+        LogFormat::Text => logging::LogFormat::Text,
     };
     let spans = tracer.map(|t| {
         let ours = tracing_subscriber::filter::Targets::new()
@@ -71,8 +60,7 @@ fn subscriber(
             .with_filter(ours)
     });
     tracing_subscriber::registry()
-        .with(text)
-        .with(json)
+        .with(logging::log_layer(format))
         .with(spans)
 }
 
