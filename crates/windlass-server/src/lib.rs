@@ -15,6 +15,7 @@ pub mod error;
 mod in_place;
 pub mod inflight;
 mod item_list;
+mod keepalive;
 pub mod keys;
 pub mod lifecycle;
 pub mod limits;
