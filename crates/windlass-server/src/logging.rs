@@ -4,6 +4,8 @@
 //! per-tool lines are at `debug`. Kept here so `windlass serve` and the
 //! benchmark harness install exactly the same layer.
 
+use std::io::IsTerminal;
+
 use tracing::Subscriber;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::{fmt, EnvFilter, Layer};
@@ -26,6 +28,11 @@ where
 {
     match format {
         LogFormat::Json => fmt::layer().json().with_filter(env_filter()).boxed(),
-        LogFormat::Text => fmt::layer().with_filter(env_filter()).boxed(),
+        // Colours only on a terminal: a file or a log collector gets plain
+        // text (and the escape codes cost formatting work on every line).
+        LogFormat::Text => fmt::layer()
+            .with_ansi(std::io::stdout().is_terminal())
+            .with_filter(env_filter())
+            .boxed(),
     }
 }

@@ -42,8 +42,9 @@ pub fn init_logging(format: LogFormat) {
 }
 
 /// Log lines filtered by `RUST_LOG` (default `info`); exported spans, when
-/// an exporter is given, filtered on their own (Windlass's spans at `info`)
-/// so a quiet log does not turn the traces off.
+/// an exporter is given, filtered on their own so a quiet log does not turn
+/// the traces off: Windlass's spans down to `debug` (the model-turn and
+/// tool-call spans are at debug, out of the info log), its events at `info`.
 fn subscriber(
     format: LogFormat,
     tracer: Option<opentelemetry_sdk::trace::Tracer>,
@@ -53,8 +54,14 @@ fn subscriber(
         LogFormat::Text => logging::LogFormat::Text,
     };
     let spans = tracer.map(|t| {
-        let ours = tracing_subscriber::filter::Targets::new()
-            .with_target("windlass", tracing::Level::INFO);
+        let ours = tracing_subscriber::filter::filter_fn(|m| {
+            let level = if m.is_span() {
+                tracing::Level::DEBUG
+            } else {
+                tracing::Level::INFO
+            };
+            m.target().starts_with("windlass") && *m.level() <= level
+        });
         tracing_opentelemetry::layer()
             .with_tracer(t)
             .with_filter(ours)
