@@ -52,8 +52,12 @@ impl Engine {
         cancel: CancellationToken,
     ) -> RunOutcome {
         // Field names after the OpenTelemetry GenAI conventions, so an
-        // exporter shows them as such; usage is filled in at the end.
-        let span = tracing::info_span!(
+        // exporter shows them as such; usage is filled in at the end. At
+        // debug, like the turn and tool spans: the info log's one line per
+        // response is the completion line (with the response id), written
+        // outside this span, so formatting its fields there is wasted; the
+        // trace exporter still takes it.
+        let span = tracing::debug_span!(
             "response",
             id = %run.response.id,
             model = %run.response.model,

@@ -27,7 +27,12 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     match format {
-        LogFormat::Json => fmt::layer().json().with_filter(env_filter()).boxed(),
+        // The span list only: the current span again would repeat it.
+        LogFormat::Json => fmt::layer()
+            .json()
+            .with_current_span(false)
+            .with_filter(env_filter())
+            .boxed(),
         // Colours only on a terminal: a file or a log collector gets plain
         // text (and the escape codes cost formatting work on every line).
         LogFormat::Text => fmt::layer()
