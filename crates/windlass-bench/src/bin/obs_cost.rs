@@ -71,6 +71,8 @@ struct Args {
     no_metrics: bool,
 }
 
+const UPKEEP_EVERY: usize = 1000;
+
 const ANSWER: &str = "Hello! This is a short answer from the fake upstream model.";
 
 fn main() -> Result<(), String> {
@@ -97,9 +99,13 @@ async fn run(args: Args) -> Result<(), String> {
     upstream.set_record_requests(false);
     upstream.set_default(Reply::text(ANSWER));
     let db = std::env::temp_dir().join(format!("windlass-obs-cost-{}.db", std::process::id()));
+    let metrics = Metrics::from_config(&windlass_server::MetricsConfig {
+        enabled: !args.no_metrics,
+        ..Default::default()
+    });
     let url = match args.mode {
         Mode::Direct => format!("{}/chat/completions", upstream.base_url()),
-        Mode::Windlass => start_windlass(&upstream, &db, !args.no_metrics).await?,
+        Mode::Windlass => start_windlass(&upstream, &db, &metrics).await?,
     };
     let body = match args.mode {
         Mode::Direct => json!({"model": "fake-model", "stream": args.stream,
@@ -117,8 +123,14 @@ async fn run(args: Args) -> Result<(), String> {
         one(&client, &url, &body).await?;
     }
     let (cpu, wall) = (measure::process_cpu(), Instant::now());
-    for _ in 0..args.requests {
+    for n in 1..=args.requests {
         one(&client, &url, &body).await?;
+        // `windlass serve` folds histograms every 5 s; here every 1000
+        // requests (200 requests/s), so the count does not depend on how
+        // fast this machine (or valgrind) runs.
+        if n % UPKEEP_EVERY == 0 {
+            metrics.run_upkeep();
+        }
     }
     let per = |d: Duration| d.as_secs_f64() * 1e6 / args.requests.max(1) as f64;
     eprintln!(
@@ -153,11 +165,13 @@ async fn one(client: &reqwest::Client, url: &str, body: &str) -> Result<(), Stri
 }
 
 /// Windlass as `windlass serve` wires it (SQLite store, timed when metrics
-/// are on), listening on loopback; returns its `/v1/responses` URL.
+/// are on), listening on loopback; returns its `/v1/responses` URL. Served
+/// through its router, without the timer-driven metrics upkeep of
+/// `windlass_server::serve` (the request loop runs it instead).
 async fn start_windlass(
     upstream: &FakeUpstream,
     db: &std::path::Path,
-    metrics_on: bool,
+    metrics: &Metrics,
 ) -> Result<String, String> {
     let mut pcfg = ChatProviderConfig::new(upstream.base_url());
     pcfg.max_retries = 0;
@@ -170,17 +184,15 @@ async fn start_windlass(
             .map_err(|e| format!("sqlite: {e}"))?,
     );
     let mut config = ServerConfig::default();
-    config.metrics.enabled = metrics_on;
-    let metrics = Metrics::from_config(&config.metrics);
-    let engine = Engine::builder(provider, TimedStore::wrap(store, &metrics)).build();
-    let state = AppState::new(engine, config).with_metrics(metrics);
+    config.metrics.enabled = metrics.is_enabled();
+    let engine = Engine::builder(provider, TimedStore::wrap(store, metrics)).build();
+    let app = windlass_server::router(AppState::new(engine, config).with_metrics(metrics.clone()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("bind: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     tokio::spawn(async move {
-        let never = std::future::pending::<()>();
-        if let Err(e) = windlass_server::serve(listener, state, never).await {
+        if let Err(e) = axum::serve(listener, app).await {
             eprintln!("obs-cost: windlass stopped: {e}");
         }
     });
