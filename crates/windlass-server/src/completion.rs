@@ -57,7 +57,7 @@ impl Completion {
         outcome
     }
 
-    pub fn start(
+    fn start(
         metrics: &Metrics,
         model: &str,
         key: Option<&str>,
