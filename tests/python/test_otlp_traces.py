@@ -1,7 +1,8 @@
 """Traces over OTLP/HTTP: the real `windlass serve` exports its spans to a
 real OTLP receiver; one response is one trace with a span per model turn and
 per tool call, continuing the client's W3C `traceparent`, which also
-reaches the upstream."""
+reaches the upstream. Model-call and tool spans are named after the
+OpenTelemetry GenAI conventions: `chat {model}` and `execute_tool {tool}`."""
 
 import json
 import os
@@ -109,8 +110,9 @@ def test_one_response_is_one_trace_continuing_the_clients(setup):
         by_name.setdefault(s.name, []).append(s)
     assert len(by_name["request"]) == 1, mine
     assert len(by_name["response"]) == 1, mine
-    assert len(by_name["model_turn"]) == 2, mine
-    assert len(by_name["tool_call"]) == 1, mine
+    assert len(by_name["chat m"]) == 2, mine
+    assert len(by_name["execute_tool windlass__read_file"]) == 1, mine
+    assert "model_turn" not in by_name and "tool_call" not in by_name, mine
     request, response = by_name["request"][0], by_name["response"][0]
     # The client's span is the parent of the request span; the rest nest.
     assert request.parent_span_id == parent
@@ -120,13 +122,13 @@ def test_one_response_is_one_trace_continuing_the_clients(setup):
     assert response.attrs["gen_ai.usage.input_tokens"] == 31
     assert response.attrs["gen_ai.usage.output_tokens"] == 7
     assert response.resource["service.name"] == "windlass-test"
-    turns = sorted(by_name["model_turn"], key=lambda s: s.attrs["turn"])
+    turns = sorted(by_name["chat m"], key=lambda s: s.attrs["turn"])
     for t in turns:
         assert t.parent_span_id == response.span_id
         assert t.attrs["gen_ai.operation.name"] == "chat"
         assert t.attrs["gen_ai.request.model"] == "m"
     assert [t.attrs["gen_ai.usage.input_tokens"] for t in turns] == [11, 20]
-    tool = by_name["tool_call"][0]
+    tool = by_name["execute_tool windlass__read_file"][0]
     assert tool.parent_span_id == response.span_id
     assert tool.attrs["gen_ai.operation.name"] == "execute_tool"
     assert tool.attrs["gen_ai.tool.name"] == "windlass__read_file"
@@ -156,7 +158,7 @@ def test_without_traceparent_a_response_starts_its_own_trace(setup):
     request = next(x for x in mine if x.name == "request")
     assert request.parent_span_id == ""
     assert request.attrs["request_id"] == "otlp-test-2"
-    assert sorted(x.name for x in mine) == ["model_turn", "request", "response"]
+    assert sorted(x.name for x in mine) == ["chat m", "request", "response"]
 
 
 def wait_connected(w, label, timeout=60.0):
@@ -190,9 +192,10 @@ def test_an_http_mcp_server_gets_the_tool_calls_trace_context(setup):
     version, tid, parent, flags = got["traceparent"].split("-")
     assert (version, tid, flags) == ("00", trace_id, "01")
     spans = receiver.wait_for(
-        lambda s: any(x.name == "tool_call" for x in trace_of(s, trace_id))
+        lambda s: any(x.name == "execute_tool hdr__headers" for x in trace_of(s, trace_id))
     )
-    tool = next(x for x in trace_of(spans, trace_id) if x.name == "tool_call")
+    tool = next(x for x in trace_of(spans, trace_id) if x.name == "execute_tool hdr__headers")
+    assert tool.attrs["gen_ai.operation.name"] == "execute_tool"
     # The MCP request's parent is the tool call's span.
     assert parent == tool.span_id
     assert tool.attrs["gen_ai.tool.name"] == "hdr__headers"

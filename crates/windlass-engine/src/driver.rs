@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
-use tracing::{info, warn, Instrument};
+use tracing::{debug, warn, Instrument};
 use windlass_protocol::{EventData, Item, McpCallStatus, Usage};
 
 use crate::classify::{classify, Source};
@@ -52,8 +52,12 @@ impl Engine {
         cancel: CancellationToken,
     ) -> RunOutcome {
         // Field names after the OpenTelemetry GenAI conventions, so an
-        // exporter shows them as such; usage is filled in at the end.
-        let span = tracing::info_span!(
+        // exporter shows them as such; usage is filled in at the end. At
+        // debug, like the turn and tool spans: the info log's one line per
+        // response is the completion line (with the response id), written
+        // outside this span, so formatting its fields there is wasted; the
+        // trace exporter still takes it.
+        let span = tracing::debug_span!(
             "response",
             id = %run.response.id,
             model = %run.response.model,
@@ -210,8 +214,12 @@ impl Driver<'_, '_> {
             self.run.stream(),
             self.verify_at,
         );
-        let turn_span = tracing::info_span!(
+        // OpenTelemetry GenAI names a model call `chat {model}` (`otel.name`
+        // is the exported span's name). At debug: the info log never shows
+        // it, so it costs the log nothing; the trace exporter takes it.
+        let turn_span = tracing::debug_span!(
             "model_turn",
+            otel.name = %format_args!("chat {}", self.run.response.model),
             turn,
             gen_ai.operation.name = "chat",
             gen_ai.request.model = %self.run.response.model,
@@ -261,7 +269,7 @@ impl Driver<'_, '_> {
             }
         };
         turn_span.in_scope(|| {
-            info!(
+            debug!(
                 duration_ms = duration.as_secs_f64() * 1000.0,
                 tool_calls = outcome.calls.len(),
                 "model turn done"

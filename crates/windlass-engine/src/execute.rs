@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt};
-use tracing::{info, warn, Instrument};
+use tracing::{debug, warn, Instrument};
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{FunctionCallOutput, Item, ItemStatus, ToolOutput};
 
@@ -136,7 +136,7 @@ async fn run_one(
     let (runner, arguments) = match disposition {
         Disposition::Execute { runner, arguments } => (runner, arguments),
         Disposition::Reject(reason) => {
-            info!(tool = %call.name, call_id = %call.call_id, outcome = "rejected", %reason, "tool call not run");
+            debug!(tool = %call.name, call_id = %call.call_id, outcome = "rejected", %reason, "tool call not run");
             return not_run(call, reason);
         }
         // The loop never plans these for execution.
@@ -144,8 +144,11 @@ async fn run_one(
             return not_run(call, "tool call was not executed".to_owned())
         }
     };
-    let span = tracing::info_span!(
+    // `execute_tool {tool}` after the GenAI conventions; at debug, as the
+    // model turn's span.
+    let span = tracing::debug_span!(
         "tool_call",
+        otel.name = %format_args!("execute_tool {}", call.name),
         tool = %call.name,
         call_id = %call.call_id,
         turn = ctx.turn,
@@ -208,9 +211,10 @@ async fn run_one(
         let duration = started.elapsed();
         let ms = duration.as_secs_f64() * 1000.0;
         if result.is_error {
-            warn!(duration_ms = ms, outcome = "error", "tool call failed");
+            // Its span is not in the info log: the line names the tool.
+            warn!(tool = %call.name, duration_ms = ms, outcome = "error", "tool call failed");
         } else {
-            info!(duration_ms = ms, outcome = "ok", "tool call done");
+            debug!(duration_ms = ms, outcome = "ok", "tool call done");
         }
         Done {
             call,

@@ -314,7 +314,7 @@ impl Policy for Governance {
             CallDecision::RequireApproval => "approval",
             _ => "other",
         };
-        tracing::info!(
+        tracing::debug!(
             target: "windlass_governance",
             response_id = ctx.response_id,
             principal = ctx.principal.unwrap_or("-"),
@@ -339,7 +339,7 @@ impl Policy for Governance {
         call: &ToolCall,
         result: ToolResult,
     ) -> ToolResult {
-        tracing::info!(
+        tracing::debug!(
             target: "windlass_governance",
             response_id = ctx.response_id,
             principal = ctx.principal.unwrap_or("-"),

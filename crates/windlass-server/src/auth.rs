@@ -40,7 +40,7 @@ pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Ne
             tracing::debug!(key = %key.name, tenant = %key.tenant, "authenticated");
             let need = scopes::required(req.method(), req.uri().path());
             if !key.scopes.contains(need) {
-                tracing::info!(key = %key.name, scope = %need, "refused: missing scope");
+                tracing::debug!(key = %key.name, scope = %need, "refused: missing scope");
                 return forbidden(need);
             }
             req.extensions_mut().insert::<AuthedKey>(key);

@@ -1,11 +1,15 @@
 //! The end of one response, as operators see it: the metrics of the
 //! response and one completion log line (key name, tenant, model, status,
 //! counts, tokens, duration; never secrets or user text).
+//!
+//! Every surface (JSON, SSE, WebSocket, background worker) runs the engine
+//! through [`Completion::run`], so each counts and logs its responses alike.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use windlass_engine::{EventSink, RunOutcome};
+use tokio_util::sync::CancellationToken;
+use windlass_engine::{Engine, EventSink, PreparedRun, RunOutcome};
 use windlass_protocol::ResponseStatus;
 
 use crate::metrics::sink::ObservedSink;
@@ -24,7 +28,36 @@ pub(crate) struct Completion {
 }
 
 impl Completion {
-    pub fn start(
+    /// For `prepared`, counted from `started`; its principal (the API key's
+    /// name) is the key label.
+    pub fn of(metrics: &Metrics, prepared: &PreparedRun, started: Instant) -> Self {
+        Completion::start(
+            metrics,
+            &prepared.response().model,
+            prepared.principal(),
+            prepared.tenant(),
+            started,
+        )
+    }
+
+    /// Runs `prepared` to its end with the metrics around `sink`, then
+    /// records the end (metrics and the completion line).
+    pub async fn run(
+        self,
+        engine: &Engine,
+        prepared: PreparedRun,
+        sink: &mut dyn EventSink,
+        cancel: CancellationToken,
+    ) -> RunOutcome {
+        let outcome = {
+            let mut observed = self.sink(sink);
+            engine.run(prepared, &mut observed, cancel).await
+        };
+        self.finish(&outcome);
+        outcome
+    }
+
+    fn start(
         metrics: &Metrics,
         model: &str,
         key: Option<&str>,
@@ -41,7 +74,7 @@ impl Completion {
     }
 
     /// The surface's sink with the metrics adapter around it.
-    pub fn sink<'s>(&self, inner: &'s mut dyn EventSink) -> ObservedSink<'s> {
+    fn sink<'s>(&self, inner: &'s mut dyn EventSink) -> ObservedSink<'s> {
         ObservedSink::new(
             inner,
             self.metrics.clone(),
@@ -52,7 +85,7 @@ impl Completion {
     }
 
     /// Records the response's end: metrics, then the completion line.
-    pub fn finish(&self, outcome: &RunOutcome) {
+    fn finish(&self, outcome: &RunOutcome) {
         let r = &outcome.response;
         let status = status_str(r.status);
         let duration = self.started.elapsed();

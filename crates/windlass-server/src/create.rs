@@ -41,13 +41,7 @@ pub async fn create_response(
         return background(&app, prepared, resume, charge).await;
     }
     let started = context.map_or_else(std::time::Instant::now, |Extension(c)| c.started);
-    let completion = Completion::start(
-        &app.metrics,
-        &prepared.response().model,
-        key.as_ref().map(|k| k.name.as_str()),
-        prepared.tenant(),
-        started,
-    );
+    let completion = Completion::of(&app.metrics, &prepared, started);
     // The run may outlive this handler (SSE body, a client that left):
     // its log lines keep the request's span, and so its request id.
     let span = tracing::Span::current();
@@ -73,10 +67,7 @@ pub async fn create_response(
             log,
             |mut sink| {
                 async move {
-                    let outcome = {
-                        let mut observed = completion.sink(&mut sink);
-                        engine.run(prepared, &mut observed, cancel).await
-                    };
+                    let outcome = completion.run(&engine, prepared, &mut sink, cancel).await;
                     if let Some(log) = run_log {
                         log.end();
                         if let Some(runs) = runs {
@@ -84,7 +75,6 @@ pub async fn create_response(
                         }
                     }
                     registration.finish(&outcome.response);
-                    completion.finish(&outcome);
                     // Charged before `[DONE]`: the client's next request sees it.
                     charge.usage(&outcome.response).await;
                     sink.done();
@@ -108,11 +98,10 @@ pub async fn create_response(
     // run and lets it end, stored, in a task of its own.
     let token = cancel.clone();
     let run = async move {
-        let mut none = NoEvents;
-        let mut observed = completion.sink(&mut none);
-        let outcome = engine.run(prepared, &mut observed, cancel).await;
+        let outcome = completion
+            .run(&engine, prepared, &mut NoEvents, cancel)
+            .await;
         registration.finish(&outcome.response);
-        completion.finish(&outcome);
         charge.usage(&outcome.response).await;
         outcome
     };
@@ -145,6 +134,7 @@ async fn background(
     if stream {
         return Ok(runs::resume::sse(
             runs::resume::follow_log(log, None).boxed(),
+            app.config.sse_keepalive,
         ));
     }
     Ok(Json(response).into_response())

@@ -70,7 +70,7 @@ pub async fn admit(
             retry_after,
         } => {
             let secs = retry_after.as_secs().max(1);
-            tracing::info!(
+            tracing::debug!(
                 subject = subject.as_str(),
                 ?kind,
                 limit,

@@ -10,9 +10,7 @@
 //! cancelled and moved to a task of its own (see `in_place.rs`).
 //!
 //! While the run sends nothing (a long tool, a slow upstream), the body
-//! writes an SSE comment, `: keep-alive`, after each `keep_alive` interval
-//! of silence, so proxies and load balancers do not close an idle stream.
-//! Clients ignore comment lines.
+//! writes SSE comment keep-alives (see `keepalive.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -21,17 +19,17 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{EventSink, SinkClosed};
 use windlass_protocol::StreamEvent;
 
 use crate::in_place::InPlace;
+use crate::keepalive::{keep_alive, KeepAlive};
 use crate::runs::log::EventLog;
 
+pub use crate::keepalive::KEEP_ALIVE;
+
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
-/// An SSE comment line: ignored by clients, keeps the connection busy.
-pub const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 /// Framed bytes written by the run, not yet taken by the body.
 #[derive(Default)]
@@ -142,44 +140,6 @@ pub struct SseBody {
     run: InPlace<()>,
     outbox: Shared,
     log: Option<Arc<EventLog>>,
-    keep_alive: Option<KeepAlive>,
-}
-
-/// The silence timer. Its deadline moves only when it fires (a chunk just
-/// records the time), so a busy stream pays no timer update per chunk.
-struct KeepAlive {
-    every: Duration,
-    timer: Pin<Box<Sleep>>,
-    last_sent: Instant,
-}
-
-impl KeepAlive {
-    fn new(every: Duration) -> Self {
-        let now = Instant::now();
-        KeepAlive {
-            every,
-            timer: Box::pin(tokio::time::sleep_until(now + every)),
-            last_sent: now,
-        }
-    }
-
-    /// True when `every` has passed since the last chunk; re-arms itself.
-    fn due(&mut self, cx: &mut Context<'_>) -> bool {
-        loop {
-            if self.timer.as_mut().poll(cx).is_pending() {
-                return false;
-            }
-            let quiet_until = self.last_sent + self.every;
-            let now = Instant::now();
-            if now >= quiet_until {
-                self.last_sent = now;
-                self.timer.as_mut().reset(now + self.every);
-                return true;
-            }
-            // Something was sent since the timer was set: wait out the rest.
-            self.timer.as_mut().reset(quiet_until);
-        }
-    }
 }
 
 impl SseBody {
@@ -216,15 +176,13 @@ impl SseBody {
             run: InPlace::new(start(sink), cancel),
             outbox,
             log,
-            keep_alive: None,
         }
     }
 
     /// Sends `: keep-alive` after each `every` without other output
     /// (`None`: never).
-    pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
-        self.keep_alive = every.filter(|d| !d.is_zero()).map(KeepAlive::new);
-        self
+    pub fn keep_alive(self, every: Option<Duration>) -> KeepAlive<SseBody> {
+        keep_alive(self, every)
     }
 }
 
@@ -242,18 +200,10 @@ impl futures::Stream for SseBody {
             if let Some(waker) = outbox.waiting.take() {
                 waker.wake();
             }
-            if let Some(k) = this.keep_alive.as_mut() {
-                k.last_sent = Instant::now();
-            }
             return Poll::Ready(Some(chunk));
         }
         if this.run.is_finished() {
             return Poll::Ready(None);
-        }
-        drop(outbox);
-        // One chunk of its own: one write, never inside an event.
-        if this.keep_alive.as_mut().is_some_and(|k| k.due(cx)) {
-            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)));
         }
         Poll::Pending
     }
@@ -275,6 +225,7 @@ impl Drop for SseBody {
 mod tests {
     use super::*;
     use futures::StreamExt;
+    use tokio::time::Instant;
     use windlass_protocol::EventData;
 
     fn event(n: u64) -> StreamEvent {

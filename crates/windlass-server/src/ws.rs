@@ -23,10 +23,12 @@ use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use windlass_engine::{ClientToolsStatus, EventSink, RunOutcome, SinkClosed};
 use windlass_protocol::{CreateResponseRequest, Item, ResponseStatus, StreamEvent};
 
 use crate::client_tools_status;
+use crate::completion::Completion;
 use crate::create::{parse_request, prepare};
 use crate::error::ApiError;
 use crate::keys::AuthedKey;
@@ -46,6 +48,8 @@ pub async fn upgrade(
     upgrade: Upgrade,
 ) -> Result<Response, ApiError> {
     let header_status = client_tools_status::from_headers(&headers)?;
+    // The session's log lines keep the upgrade request's span (its id).
+    let span = tracing::Span::current();
     let session = Session {
         app: app.clone(),
         key: key.map(|Extension(k)| k),
@@ -55,7 +59,7 @@ pub async fn upgrade(
     Ok(upgrade
         .0
         .max_message_size(app.config.max_body_bytes)
-        .on_upgrade(move |socket| session.serve(socket)))
+        .on_upgrade(move |socket| session.serve(socket).instrument(span)))
 }
 
 /// The upgrade, or an OpenAI-shaped error for a plain `GET /v1/responses`.
@@ -142,6 +146,7 @@ impl Session {
         rx: &mut Rx,
         queued: &mut VecDeque<Vec<u8>>,
     ) -> bool {
+        let started = std::time::Instant::now();
         let req = match self.admit(bytes) {
             Ok(req) => req,
             Err(e) => return send_error(tx, e).await,
@@ -164,7 +169,8 @@ impl Session {
                 .register(prepared.tenant(), prepared.response(), cancel.clone());
         let engine = self.app.engine.clone();
         let mut sink = WsSink { tx };
-        let run = engine.run(prepared, &mut sink, cancel.clone());
+        let completion = Completion::of(&self.app.metrics, &prepared, started);
+        let run = completion.run(&engine, prepared, &mut sink, cancel.clone());
         tokio::pin!(run);
         let mut open = true;
         let outcome = loop {

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{EnvFilter, Layer};
+use tracing_subscriber::Layer;
 use windlass_engine::Engine;
-use windlass_server::{AppState, McpDirectory, Metrics, TimedStore};
+use windlass_server::{logging, AppState, McpDirectory, Metrics, TimedStore};
 use windlass_tools::McpServers;
 
 use crate::cli::{LogFormat, ServeArgs};
@@ -42,37 +42,32 @@ pub fn init_logging(format: LogFormat) {
 }
 
 /// Log lines filtered by `RUST_LOG` (default `info`); exported spans, when
-/// an exporter is given, filtered on their own (Windlass's spans at `info`)
-/// so a quiet log does not turn the traces off.
+/// an exporter is given, filtered on their own so a quiet log does not turn
+/// the traces off: Windlass's spans down to `debug` (the model-turn and
+/// tool-call spans are at debug, out of the info log), its events at `info`.
 fn subscriber(
     format: LogFormat,
     tracer: Option<opentelemetry_sdk::trace::Tracer>,
 ) -> impl tracing::Subscriber + Send + Sync {
-    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let (text, json) = match format {
-        LogFormat::Json => (
-            None,
-            Some(
-                tracing_subscriber::fmt::layer()
-                    .json()
-                    .with_filter(filter()),
-            ),
-        ),
-        LogFormat::Text => (
-            Some(tracing_subscriber::fmt::layer().with_filter(filter())),
-            None,
-        ),
+    let format = match format {
+        LogFormat::Json => logging::LogFormat::Json,
+        LogFormat::Text => logging::LogFormat::Text,
     };
     let spans = tracer.map(|t| {
-        let ours = tracing_subscriber::filter::Targets::new()
-            .with_target("windlass", tracing::Level::INFO);
+        let ours = tracing_subscriber::filter::filter_fn(|m| {
+            let level = if m.is_span() {
+                tracing::Level::DEBUG
+            } else {
+                tracing::Level::INFO
+            };
+            m.target().starts_with("windlass") && *m.level() <= level
+        });
         tracing_opentelemetry::layer()
             .with_tracer(t)
             .with_filter(ours)
     });
     tracing_subscriber::registry()
-        .with(text)
-        .with(json)
+        .with(logging::log_layer(format))
         .with(spans)
 }
 

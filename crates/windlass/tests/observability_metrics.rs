@@ -1,7 +1,12 @@
-//! `GET /metrics` after JSON, SSE, tool and failing requests: the names,
-//! labels and counts a Prometheus scrape sees.
+//! `GET /metrics` after JSON, SSE, tool, failing, background and WebSocket
+//! requests: the names, labels and counts a Prometheus scrape sees.
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
 
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
@@ -249,6 +254,137 @@ async fn a_scrape_shows_json_sse_tool_and_failed_responses() {
     // Labels never carry ids or user text.
     assert!(!text.contains("resp_"), "{text}");
     assert!(!text.contains("hello") && !text.contains("sk-test"));
+}
+
+/// The samples once nothing runs: a run is unregistered only after its
+/// metrics were recorded, so every ended run is counted by then.
+async fn settled(gw: &Gateway) -> Vec<Sample> {
+    for _ in 0..400 {
+        let m = parse(&scrape(gw, false).await.1);
+        if value(&m, "windlass_inflight_responses", &[]) == Some(0.0) {
+            return m;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("responses still in flight");
+}
+
+async fn inflight_now(gw: &Gateway) -> Option<f64> {
+    let m = parse(&scrape(gw, false).await.1);
+    value(&m, "windlass_inflight_responses", &[])
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn websocket(gw: &Gateway) -> Socket {
+    let url = gw.url("/v1/responses").replacen("http://", "ws://", 1);
+    let mut request = url.into_client_request().expect("request");
+    let auth = "Bearer sk-test".parse().expect("header");
+    request.headers_mut().insert("authorization", auth);
+    tokio_tungstenite::connect_async(request)
+        .await
+        .expect("upgrade")
+        .0
+}
+
+/// Sends a `response.create` and reads to its terminal event.
+async fn ws_response(ws: &mut Socket, model: &str) -> Value {
+    let create = json!({"type": "response.create", "model": model, "input": "hi"});
+    let text = create.to_string().into();
+    ws.send(Message::Text(text)).await.expect("send");
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(20), ws.next())
+            .await
+            .expect("a message in time")
+            .expect("open")
+            .expect("frame");
+        let Message::Text(t) = msg else { continue };
+        let event: Value = serde_json::from_str(&t).expect("JSON");
+        if event["type"] == "response.completed" {
+            return event["response"].clone();
+        }
+    }
+}
+
+#[tokio::test]
+async fn background_and_websocket_runs_are_counted_like_the_others() {
+    let mock = MockExecutor::new();
+    let gw = gateway(keyed(), &mock).await;
+    let up = &gw.upstream;
+
+    // A background response whose upstream never answers: in flight until
+    // it is cancelled.
+    up.push(Reply::text("never").stall());
+    let body = json!({"model": "m-bg", "input": "hi", "background": true});
+    let (s, r) = gw.post_json("/v1/responses", &body).await;
+    assert_eq!((s, r["status"].as_str()), (200, Some("queued")), "{r}");
+    assert!(up.wait_for_requests(1, Duration::from_secs(20)).await);
+    assert_eq!(inflight_now(&gw).await, Some(1.0));
+    let id = r["id"].as_str().expect("id");
+    let (s, r) = gw
+        .post_json(&format!("/v1/responses/{id}/cancel"), &json!({}))
+        .await;
+    assert_eq!((s, r["status"].as_str()), (200, Some("cancelled")), "{r}");
+    // One that completes (two turns would need tools: one is enough here).
+    up.push(Reply::text("done").usage(4, 2));
+    let (s, r) = gw.post_json("/v1/responses", &body).await;
+    assert_eq!(s, 200, "{r}");
+    settled(&gw).await;
+
+    // WebSocket: one response completes, one is cut by the socket closing.
+    let mut ws = websocket(&gw).await;
+    up.push(Reply::text("over the socket").usage(3, 3));
+    let done = ws_response(&mut ws, "m-ws").await;
+    assert_eq!(done["status"], "completed");
+    up.push(Reply::text("never").stall());
+    let create = json!({"type": "response.create", "model": "m-ws", "input": "hi"});
+    ws.send(Message::Text(create.to_string().into()))
+        .await
+        .expect("send");
+    assert!(up.wait_for_requests(4, Duration::from_secs(20)).await);
+    assert_eq!(inflight_now(&gw).await, Some(1.0));
+    ws.close(None).await.expect("close");
+
+    let m = settled(&gw).await;
+    let responses = |model, status| {
+        value(
+            &m,
+            "windlass_responses_total",
+            &[
+                ("gen_ai_request_model", model),
+                ("key", "key-1"),
+                ("status", status),
+            ],
+        )
+    };
+    for model in ["m-bg", "m-ws"] {
+        assert_eq!(responses(model, "completed"), Some(1.0), "{model}");
+        assert_eq!(responses(model, "cancelled"), Some(1.0), "{model}");
+        let duration = "gen_ai_server_request_duration_seconds_count";
+        let labels = [("gen_ai_request_model", model), ("status", "completed")];
+        assert_eq!(value(&m, duration, &labels), Some(1.0), "{model}");
+        let turns = "windlass_agentic_turns_count";
+        let labels = [("gen_ai_request_model", model)];
+        assert_eq!(value(&m, turns, &labels), Some(2.0), "{model}");
+        // The upstream calls of both surfaces, with their token usage.
+        let calls: f64 = m
+            .iter()
+            .filter(|s| s.name == "gen_ai_client_operation_duration_seconds_count")
+            .filter(|s| {
+                s.labels
+                    .contains(&("gen_ai_request_model".into(), model.into()))
+            })
+            .map(|s| s.value)
+            .sum();
+        assert!(calls >= 1.0, "{model}");
+    }
+    // The streamed WebSocket response had a first token to time.
+    let ttft = "gen_ai_server_time_to_first_token_seconds_count";
+    assert_eq!(
+        value(&m, ttft, &[("gen_ai_request_model", "m-ws")]),
+        Some(1.0)
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! Request ids: a client's safe `x-request-id` is echoed, a missing or bad
 //! one is replaced by a new one, and the id is on every log line of the
-//! request, including the one completion line per response.
+//! request, including the one completion line per response. At `info` a
+//! response writes that one line; the per-turn and per-tool lines are at
+//! `debug`.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -9,7 +11,7 @@ use serde_json::{json, Value};
 use windlass_server::ServerConfig;
 use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply, ToolCallSpec};
 
-/// Every log line of this test binary, as JSON lines.
+/// Every log line of this test binary down to `debug`, as JSON lines.
 fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
     static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
     LOGS.get_or_init(|| {
@@ -17,7 +19,7 @@ fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
         let sink = buf.clone();
         let subscriber = tracing_subscriber::fmt()
             .json()
-            .with_max_level(tracing::Level::INFO)
+            .with_max_level(tracing::Level::DEBUG)
             .with_writer(move || Capture(sink.clone()))
             .finish();
         tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
@@ -105,6 +107,13 @@ async fn a_clients_id_is_echoed_and_on_every_line_of_its_response() {
     let messages: Vec<&str> = lines.iter().map(message).collect();
     assert!(messages.contains(&"model turn done"), "{messages:?}");
     assert!(messages.contains(&"tool call done"), "{messages:?}");
+    // At info, the whole response is its completion line.
+    let info: Vec<&str> = lines
+        .iter()
+        .filter(|l| !matches!(l["level"].as_str(), Some("DEBUG" | "TRACE")))
+        .map(message)
+        .collect();
+    assert_eq!(info, ["response finished"], "{lines:?}");
     let done: Vec<&Value> = lines
         .iter()
         .filter(|l| message(l) == "response finished")

@@ -142,6 +142,11 @@ impl PreparedRun {
         self.history.iter().chain(&self.input).cloned().collect()
     }
 
+    /// The caller the policy sees (an API key's name), if any.
+    pub fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+
     /// Names the caller for the policy (an API key's name, an SDK user).
     pub fn set_principal(&mut self, principal: Option<String>) {
         self.principal = principal;

@@ -7,6 +7,7 @@
 //! key names come from the configuration, statuses and outcomes are enums;
 //! never ids or user text.
 
+mod handles;
 mod labels;
 pub(crate) mod route;
 pub(crate) mod sink;
@@ -21,6 +22,7 @@ use metrics_exporter_prometheus::{
 };
 use windlass_engine::{CallResult, TurnReport};
 
+use handles::{Cache, ResponseHandles, TurnHandles};
 use labels::LabelCap;
 
 use crate::config::MetricsConfig;
@@ -70,13 +72,15 @@ struct Inner {
     handle: PrometheusHandle,
     models: LabelCap,
     tools: LabelCap,
+    cache: Cache,
 }
 
 /// How a response ended, for [`Metrics::response_finished`].
 pub(crate) struct Finished<'a> {
-    pub model: &'a str,
-    pub key: &'a str,
-    pub status: &'a str,
+    /// The model's label (see [`Metrics::model_label`]).
+    pub model: &'a Arc<str>,
+    pub key: &'a Arc<str>,
+    pub status: &'static str,
     pub duration: Duration,
     pub turns: u32,
 }
@@ -110,6 +114,7 @@ impl Metrics {
                 handle,
                 models: LabelCap::new(MAX_NAMES),
                 tools: LabelCap::new(MAX_NAMES),
+                cache: Cache::default(),
             })),
         }
     }
@@ -156,73 +161,94 @@ impl Metrics {
     /// One response ended (whatever its status).
     pub(crate) fn response_finished(&self, f: &Finished<'_>) {
         let Some(i) = &self.inner else { return };
-        let model = i.models.get(f.model);
-        let labels = || {
-            vec![
-                Label::new("gen_ai_request_model", model.to_string()),
-                Label::new("key", f.key.to_owned()),
-                Label::new("status", f.status.to_owned()),
-            ]
-        };
-        i.counter(RESPONSES, labels()).increment(1);
-        i.histogram(REQUEST_DURATION, labels())
-            .record(f.duration.as_secs_f64());
-        let model = vec![Label::new("gen_ai_request_model", model.to_string())];
-        i.histogram(TURNS, model).record(f64::from(f.turns));
+        let key = (f.model.clone(), f.key.clone(), f.status);
+        let h = i.cache.responses.get(key, || {
+            let labels = || {
+                vec![
+                    Label::new("gen_ai_request_model", f.model.to_string()),
+                    Label::new("key", f.key.to_string()),
+                    Label::new("status", f.status),
+                ]
+            };
+            let model = vec![Label::new("gen_ai_request_model", f.model.to_string())];
+            ResponseHandles {
+                count: i.counter(RESPONSES, labels()),
+                duration: i.histogram(REQUEST_DURATION, labels()),
+                turns: i.histogram(TURNS, model),
+            }
+        });
+        h.count.increment(1);
+        h.duration.record(f.duration.as_secs_f64());
+        h.turns.record(f64::from(f.turns));
     }
 
     /// The first output token of a streamed response reached the client.
-    pub(crate) fn first_token(&self, model: &str, key: &str, after: Duration) {
+    pub(crate) fn first_token(&self, model: &Arc<str>, key: &Arc<str>, after: Duration) {
         let Some(i) = &self.inner else { return };
-        let labels = vec![
-            Label::new("gen_ai_request_model", model.to_owned()),
-            Label::new("key", key.to_owned()),
-        ];
-        i.histogram(TIME_TO_FIRST_TOKEN, labels)
-            .record(after.as_secs_f64());
+        let h = i.cache.first_token.get((model.clone(), key.clone()), || {
+            let labels = vec![
+                Label::new("gen_ai_request_model", model.to_string()),
+                Label::new("key", key.to_string()),
+            ];
+            i.histogram(TIME_TO_FIRST_TOKEN, labels)
+        });
+        h.record(after.as_secs_f64());
     }
 
     /// One upstream call (a model turn) ended.
-    pub(crate) fn turn_finished(&self, model: &str, turn: &TurnReport) {
+    pub(crate) fn turn_finished(&self, model: &Arc<str>, turn: &TurnReport) {
         let Some(i) = &self.inner else { return };
-        let mut labels = vec![
-            Label::new("gen_ai_operation_name", "chat"),
-            Label::new("gen_ai_request_model", model.to_owned()),
-        ];
-        if let Some(error) = turn.error {
-            labels.push(Label::new("error_type", error));
-        }
-        i.histogram(CLIENT_OPERATION_DURATION, labels)
-            .record(turn.duration.as_secs_f64());
-        if let Some(u) = &turn.usage {
-            for (kind, n) in [("input", u.input_tokens), ("output", u.output_tokens)] {
-                let labels = vec![
+        let h = i.cache.turns.get((model.clone(), turn.error), || {
+            let chat = || {
+                vec![
                     Label::new("gen_ai_operation_name", "chat"),
-                    Label::new("gen_ai_request_model", model.to_owned()),
-                    Label::new("gen_ai_token_type", kind),
-                ];
-                i.histogram(CLIENT_TOKEN_USAGE, labels).record(n as f64);
+                    Label::new("gen_ai_request_model", model.to_string()),
+                ]
+            };
+            let mut labels = chat();
+            if let Some(error) = turn.error {
+                labels.push(Label::new("error_type", error));
             }
+            let tokens = |kind: &'static str| {
+                let mut labels = chat();
+                labels.push(Label::new("gen_ai_token_type", kind));
+                i.histogram(CLIENT_TOKEN_USAGE, labels)
+            };
+            TurnHandles {
+                duration: i.histogram(CLIENT_OPERATION_DURATION, labels),
+                input_tokens: tokens("input"),
+                output_tokens: tokens("output"),
+            }
+        });
+        h.duration.record(turn.duration.as_secs_f64());
+        if let Some(u) = &turn.usage {
+            h.input_tokens.record(u.input_tokens as f64);
+            h.output_tokens.record(u.output_tokens as f64);
         }
     }
 
     /// A server-handled tool call ended (run, failed or denied).
     pub(crate) fn tool_finished(&self, call: &CallResult) {
         let Some(i) = &self.inner else { return };
-        let labels = vec![
-            Label::new("gen_ai_tool_name", i.tools.get(&call.name).to_string()),
-            Label::new("outcome", call.outcome.as_str()),
-        ];
-        i.histogram(TOOL_DURATION, labels)
-            .record(call.duration.as_secs_f64());
+        let tool = i.tools.get(&call.name);
+        let outcome = call.outcome.as_str();
+        let h = i.cache.tools.get((tool.clone(), outcome), || {
+            let labels = vec![
+                Label::new("gen_ai_tool_name", tool.to_string()),
+                Label::new("outcome", outcome),
+            ];
+            i.histogram(TOOL_DURATION, labels)
+        });
+        h.record(call.duration.as_secs_f64());
     }
 
     /// One store operation took `took`.
     pub fn store_operation(&self, operation: &'static str, took: Duration) {
         let Some(i) = &self.inner else { return };
-        let labels = vec![Label::new("operation", operation)];
-        i.histogram(STORE_DURATION, labels)
-            .record(took.as_secs_f64());
+        let h = i.cache.store.get(operation, || {
+            i.histogram(STORE_DURATION, vec![Label::new("operation", operation)])
+        });
+        h.record(took.as_secs_f64());
     }
 
     /// Sets a gauge to `value` (values read at scrape time).

@@ -39,7 +39,10 @@ pub async fn resume_stream(
     after: Option<u64>,
 ) -> Result<Response, ApiError> {
     if let Some(log) = app.inflight.log(tenant, id) {
-        return Ok(sse(follow_log(log, after).boxed()));
+        return Ok(sse(
+            follow_log(log, after).boxed(),
+            app.config.sse_keepalive,
+        ));
     }
     let Some(runs) = app.runs.clone() else {
         return Err(not_resumable(id));
@@ -56,7 +59,7 @@ pub async fn resume_stream(
         return Err(not_resumable(id));
     }
     let stream = follow_store(runs, tenant.to_owned(), id.to_owned(), after);
-    Ok(sse(stream.boxed()))
+    Ok(sse(stream.boxed(), app.config.sse_keepalive))
 }
 
 fn not_resumable(id: &str) -> ApiError {
@@ -68,8 +71,13 @@ fn not_resumable(id: &str) -> ApiError {
     .code("stream_not_resumable")
 }
 
-/// An SSE response of already framed bytes.
-pub fn sse(body: futures::stream::BoxStream<'static, Bytes>) -> Response {
+/// An SSE response of already framed bytes, with `: keep-alive` comments
+/// after each `keep_alive` of silence (as a live stream has).
+pub fn sse(
+    body: futures::stream::BoxStream<'static, Bytes>,
+    keep_alive: Option<Duration>,
+) -> Response {
+    let body = crate::keepalive::keep_alive(body, keep_alive);
     let mut response = Response::new(Body::from_stream(
         body.map(Ok::<_, std::convert::Infallible>),
     ));

@@ -5,12 +5,14 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use windlass_engine::{ClientToolsStatus, EventSink, LiveRun, PreparedRun, RunStore, SinkClosed};
 use windlass_protocol::{
     CreateResponseRequest, ResponseResource, ResponseStatus, StreamEvent, Tool,
 };
 
 use super::log::EventLog;
+use crate::completion::Completion;
 use crate::error::ApiError;
 use crate::inflight::Registration;
 use crate::quota_gate::Charge;
@@ -56,6 +58,7 @@ pub(crate) async fn start_background(
     resume: Option<String>,
     charge: Option<Charge>,
 ) -> Result<(ResponseResource, Arc<EventLog>), ApiError> {
+    let started = std::time::Instant::now();
     let tenant = prepared.tenant().to_owned();
     let tenant = tenant.as_str();
     let response = prepared.response().clone();
@@ -79,8 +82,11 @@ pub(crate) async fn start_background(
         resume,
         log: log.clone(),
         charge,
+        started,
     };
-    tokio::spawn(job.run(prepared, cancel, registration));
+    // The run's log lines keep the request's span (its request id).
+    let run = job.run(prepared, cancel, registration);
+    tokio::spawn(run.instrument(tracing::Span::current()));
     Ok((response, log))
 }
 
@@ -92,6 +98,8 @@ struct Job {
     log: Arc<EventLog>,
     /// Token usage is charged to the request's quotas when the run ends.
     charge: Option<Charge>,
+    /// When the response was accepted (its duration counts from there).
+    started: std::time::Instant,
 }
 
 impl Job {
@@ -108,7 +116,9 @@ impl Job {
             self.mark_running(prepared.response()).await;
         }
         let mut sink = LogSink(self.log.clone());
-        let outcome = self.app.engine.run(prepared, &mut sink, cancel).await;
+        let completion = Completion::of(&self.app.metrics, &prepared, self.started);
+        let engine = &self.app.engine;
+        let outcome = completion.run(engine, prepared, &mut sink, cancel).await;
         self.log.end();
         self.log.flush(self.runs.as_ref()).await;
         // The final save replaced the live row; if it could not be stored,
