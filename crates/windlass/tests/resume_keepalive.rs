@@ -77,11 +77,12 @@ async fn a_resumed_stream_gets_keep_alives_while_the_run_is_silent() {
         .await
         .expect("json");
     let id = queued["id"].as_str().expect("id");
-    // After `response.created` (0) and `response.in_progress` (1): the
-    // stream has nothing to send until the slow upstream answers.
+    // After `response.created` (0), `response.queued` (1) and
+    // `response.in_progress` (2): the stream has nothing to send until the
+    // slow upstream answers.
     let resp = gw
         .client
-        .get(gw.url(&format!("/v1/responses/{id}?stream=true&starting_after=1")))
+        .get(gw.url(&format!("/v1/responses/{id}?stream=true&starting_after=2")))
         .send()
         .await
         .expect("resume");
