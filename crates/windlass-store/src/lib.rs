@@ -19,7 +19,6 @@ mod conversation_codec;
 mod memory;
 mod memory_conversations;
 mod memory_runs;
-mod paging;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]

@@ -252,7 +252,7 @@ impl ResponseStore for MemoryStore {
             return Ok(None);
         };
         // The first occurrence of `after` in the requested order, as in SQLite.
-        crate::paging::page_items(inner.items_of(&response.input), page).map(Some)
+        ItemPage::of(inner.items_of(&response.input), page).map(Some)
     }
 
     async fn delete(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {

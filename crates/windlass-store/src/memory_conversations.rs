@@ -1,11 +1,10 @@
 //! Conversations in the in-memory store.
 
 use serde_json::{Map, Value};
-use windlass_engine::{Conversation, ConversationStore, ItemPage, PageRequest, StoreError};
+use windlass_engine::{Conversation, ConversationStore, StoreError};
 use windlass_protocol::Item;
 
 use crate::memory::{MemoryStore, StoredConversation};
-use crate::paging::page_items;
 
 #[async_trait::async_trait]
 impl ConversationStore for MemoryStore {
@@ -61,19 +60,6 @@ impl ConversationStore for MemoryStore {
         }
         inner.conversations.remove(id);
         Ok(true)
-    }
-
-    async fn conversation_items(
-        &self,
-        tenant: &str,
-        id: &str,
-        page: &PageRequest,
-    ) -> Result<Option<ItemPage>, StoreError> {
-        let items = self
-            .lock()?
-            .conversation(tenant, id)
-            .map(|c| c.items.clone());
-        items.map(|items| page_items(items, page)).transpose()
     }
 
     async fn conversation_context(

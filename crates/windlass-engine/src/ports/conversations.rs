@@ -51,7 +51,10 @@ pub trait ConversationStore: Send + Sync {
         tenant: &str,
         id: &str,
         page: &PageRequest,
-    ) -> Result<Option<ItemPage>, StoreError>;
+    ) -> Result<Option<ItemPage>, StoreError> {
+        let items = self.conversation_context(tenant, id).await?;
+        items.map(|items| ItemPage::of(items, page)).transpose()
+    }
 
     /// Every item, oldest first: the history of a response in it.
     async fn conversation_context(

@@ -49,6 +49,33 @@ pub struct ItemPage {
     pub has_more: bool,
 }
 
+impl ItemPage {
+    /// Pages `items` (oldest first) the way `GET .../items` lists do: order,
+    /// then everything after the `after` item, then `limit`. Every store
+    /// that holds a list whole pages it here.
+    pub fn of(mut items: Vec<Item>, page: &PageRequest) -> Result<ItemPage, StoreError> {
+        if page.order == SortOrder::Desc {
+            items.reverse();
+        }
+        let start = match &page.after {
+            None => 0,
+            Some(after) => {
+                items
+                    .iter()
+                    .position(|i| i.id() == Some(after.as_str()))
+                    .ok_or_else(|| StoreError::UnknownCursor(after.clone()))?
+                    + 1
+            }
+        };
+        let rest = items.split_off(start);
+        let has_more = rest.len() > page.limit;
+        Ok(ItemPage {
+            items: rest.into_iter().take(page.limit).collect(),
+            has_more,
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {

@@ -7,13 +7,12 @@
 use deadpool_postgres::ClientWrapper;
 use serde_json::{Map, Value};
 use tokio_postgres::error::SqlState;
-use windlass_engine::{Conversation, ConversationStore, ItemPage, PageRequest, StoreError};
+use windlass_engine::{Conversation, ConversationStore, StoreError};
 use windlass_protocol::Item;
 
 use super::{backend, PgStore};
 use crate::codec::decode_item;
 use crate::conversation_codec::{decode_conversation, encode_items, encode_metadata};
-use crate::paging::page_items;
 
 /// The conversation and its first items; positions start at 0.
 const CREATE: &str = "\
@@ -248,16 +247,6 @@ impl ConversationStore for PgStore {
             .await
             .map_err(backend)?;
         Ok(n > 0)
-    }
-
-    async fn conversation_items(
-        &self,
-        tenant: &str,
-        id: &str,
-        page: &PageRequest,
-    ) -> Result<Option<ItemPage>, StoreError> {
-        let items = self.conversation_context(tenant, id).await?;
-        items.map(|items| page_items(items, page)).transpose()
     }
 
     async fn conversation_context(

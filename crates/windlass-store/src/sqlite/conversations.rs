@@ -2,14 +2,13 @@
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
-use windlass_engine::{Conversation, ConversationStore, ItemPage, PageRequest, StoreError};
+use windlass_engine::{Conversation, ConversationStore, StoreError};
 use windlass_protocol::Item;
 
 use super::write::on_writer;
 use super::SqliteStore;
 use crate::codec::{backend, decode_item};
 use crate::conversation_codec::{decode_conversation, encode_items, encode_metadata};
-use crate::paging::page_items;
 
 fn read_conversation(
     conn: &Connection,
@@ -150,16 +149,6 @@ impl ConversationStore for SqliteStore {
             Ok(true)
         })
         .await
-    }
-
-    async fn conversation_items(
-        &self,
-        tenant: &str,
-        id: &str,
-        page: &PageRequest,
-    ) -> Result<Option<ItemPage>, StoreError> {
-        let items = self.conversation_context(tenant, id).await?;
-        items.map(|items| page_items(items, page)).transpose()
     }
 
     async fn conversation_context(
