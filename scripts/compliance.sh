@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Runs the OpenResponses compliance suite (vendored in tests/compliance/vendor)
-# against a real `windlass serve` in front of an upstream, and fails unless
-# every test that does not need a vision model passes.
+# Runs the OpenResponses compliance suite (third-party, Apache-2.0; kept beside
+# the project in ../shared/openresponses-compliance, or where
+# WINDLASS_COMPLIANCE_SUITE points) against a real `windlass serve` in front of
+# an upstream, and fails unless every test that does not need a vision model
+# passes. The suite's folder is read-only: it is copied into the gitignored
+# .tools/compliance first, and its dependencies installed there.
 #
 #   scripts/compliance.sh                 # scripted fake upstream (CI)
 #   scripts/compliance.sh --upstream URL --model NAME
@@ -30,7 +33,21 @@ done
 # The one test that needs a model that sees images.
 VISION_TESTS="image-input"
 BUN_VERSION=1.4.5
-VENDOR=tests/compliance/vendor
+# Beside the project; a clone elsewhere (CI's, under /tmp) finds the
+# workplace's shared copy.
+SUITE_SRC=${WINDLASS_COMPLIANCE_SUITE:-}
+for d in "$ROOT/../shared/openresponses-compliance" /work/shared/openresponses-compliance; do
+  [ -z "$SUITE_SRC" ] && [ -f "$d/bin/compliance-test.ts" ] && SUITE_SRC=$d
+done
+SUITE_SRC=${SUITE_SRC:-$ROOT/../shared/openresponses-compliance}
+if [ ! -f "$SUITE_SRC/bin/compliance-test.ts" ]; then
+  echo "compliance: no suite at $SUITE_SRC (set WINDLASS_COMPLIANCE_SUITE)" >&2
+  exit 1
+fi
+VENDOR=.tools/compliance
+rm -rf "$VENDOR" && mkdir -p "$VENDOR"
+cp -r "$SUITE_SRC"/. "$VENDOR"/
+chmod -R u+w "$VENDOR"
 
 BUN=.tools/bun/node_modules/.bin/bun
 if [ "$("$BUN" --version 2>/dev/null)" != "$BUN_VERSION" ]; then
