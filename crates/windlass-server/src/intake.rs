@@ -14,16 +14,16 @@ use windlass_engine::{ClientToolsStatus, NoEvents, PreparedRun};
 use windlass_protocol::{CreateResponseRequest, Item};
 
 use crate::client_tools_status;
-use crate::completion::Completion;
 use crate::error::ApiError;
-use crate::in_place::InPlace;
-use crate::keys::AuthedKey;
-use crate::quota_gate::Charge;
+use crate::guard::keys::AuthedKey;
+use crate::guard::quota_gate::Charge;
+use crate::guard::tenant::Tenant;
 use crate::request_context::{CompletionLogged, RequestContext};
-use crate::runs::{self, log::EventLog};
+use crate::run::completion::Completion;
+use crate::run::in_place::InPlace;
+use crate::run::{self, log::EventLog};
 use crate::sse::SseBody;
-use crate::tenant::Tenant;
-use crate::AppState;
+use crate::state::AppState;
 
 pub async fn create_response(
     State(app): State<AppState>,
@@ -130,10 +130,10 @@ async fn background(
         .param("background"));
     };
     let stream = prepared.stream();
-    let (response, log) = runs::start_background(app, runs, prepared, resume, Some(charge)).await?;
+    let (response, log) = run::start_background(app, runs, prepared, resume, Some(charge)).await?;
     if stream {
-        return Ok(runs::resume::sse(
-            runs::resume::follow_log(log, None).boxed(),
+        return Ok(run::resume::sse(
+            run::resume::follow_log(log, None).boxed(),
             app.config.sse_keepalive,
         ));
     }
@@ -155,8 +155,8 @@ pub async fn prepare(
 ) -> Result<(PreparedRun, Charge, Option<String>), ApiError> {
     let tenant = Tenant::of(key);
     // Before anything runs: a refused request costs nothing upstream.
-    let charge = crate::quota_gate::admit(app, key, tenant.as_str()).await?;
-    crate::consistency::previous_not_running(app, tenant.as_str(), &req)?;
+    let charge = crate::guard::quota_gate::admit(app, key, tenant.as_str()).await?;
+    crate::guard::consistency::previous_not_running(app, tenant.as_str(), &req)?;
     let status = client_tools_status::effective(
         header_status,
         key.and_then(|k| k.client_tools_status),
@@ -166,7 +166,7 @@ pub async fn prepare(
     let principal = key.map(|k| k.name.clone());
     // What a restarted server needs to start a queued background run again.
     let resume = match req.background {
-        Some(true) => runs::resume_blob(&req, principal.as_deref(), status),
+        Some(true) => run::resume_blob(&req, principal.as_deref(), status),
         _ => None,
     };
     let mut prepared = app.engine.prepare_from(tenant.as_str(), req, known).await?;

@@ -12,9 +12,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::keys::AuthedKey;
-use crate::scopes::{self, Scope};
-use crate::AppState;
+use crate::guard::keys::AuthedKey;
+use crate::guard::scopes::{self, Scope};
+use crate::state::AppState;
 
 /// Paths served to anyone: probes carry no key.
 pub(crate) fn is_probe(path: &str) -> bool {
@@ -23,7 +23,7 @@ pub(crate) fn is_probe(path: &str) -> bool {
 
 /// `/metrics` without a key, unless `[server.metrics] require_key`.
 pub(crate) fn is_open_metrics(app: &AppState, path: &str) -> bool {
-    path == crate::metrics::route::PATH && !app.config.metrics.require_key
+    path == crate::metrics::PATH && !app.config.metrics.require_key
 }
 
 pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Next) -> Response {

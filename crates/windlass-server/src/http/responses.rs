@@ -12,11 +12,11 @@ use windlass_engine::Trace;
 use windlass_protocol::{DeletedResponse, ItemList, ResponseResource};
 
 use crate::error::ApiError;
+use crate::guard::tenant::Tenant;
 use crate::item_list::{list, ListQuery};
-use crate::remote::{self, Stopped};
-use crate::runs::resume::resume_stream;
-use crate::tenant::Tenant;
-use crate::AppState;
+use crate::run::remote::{self, Stopped};
+use crate::run::resume::resume_stream;
+use crate::state::AppState;
 
 /// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
 /// gets the OpenAI error shape like any other bad input.

@@ -28,11 +28,11 @@ use windlass_engine::{ClientToolsStatus, EventSink, RunOutcome, SinkClosed};
 use windlass_protocol::{CreateResponseRequest, Item, ResponseStatus, StreamEvent};
 
 use crate::client_tools_status;
-use crate::completion::Completion;
-use crate::create::{parse_request, prepare};
 use crate::error::ApiError;
-use crate::keys::AuthedKey;
-use crate::AppState;
+use crate::guard::keys::AuthedKey;
+use crate::intake::{parse_request, prepare};
+use crate::run::completion::Completion;
+use crate::state::AppState;
 
 /// Fields of the HTTP create that a WebSocket `response.create` must not carry.
 const HTTP_ONLY: [&str; 3] = ["stream", "stream_options", "background"];
@@ -221,10 +221,10 @@ impl Session {
 
     /// Parses and checks one message; nothing runs when it is refused.
     fn admit(&self, bytes: &[u8]) -> Result<CreateResponseRequest, ApiError> {
-        if let Err(v) = crate::limits::check(bytes, &self.app.config.limits) {
+        if let Err(v) = crate::guard::limits::check(bytes, &self.app.config.limits) {
             return Err(ApiError::invalid(v.message).param(v.param).code(v.code));
         }
-        let mut map: Map<String, Value> = crate::create::parse_json(bytes)?;
+        let mut map: Map<String, Value> = crate::intake::parse_json(bytes)?;
         match map.remove("type") {
             Some(Value::String(t)) if t == "response.create" => {}
             other => {

@@ -8,8 +8,12 @@
 //!
 //! [`Engine::run`]: windlass_engine::Engine::run
 
+pub(crate) mod completion;
+pub(crate) mod in_place;
+pub mod inflight;
 pub mod log;
 mod recover;
+pub(crate) mod remote;
 pub mod resume;
 mod worker;
 

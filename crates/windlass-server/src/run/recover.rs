@@ -15,7 +15,7 @@ use windlass_protocol::{EventData, ResponseError, ResponseStatus, StreamEvent};
 
 use super::now_millis;
 use super::worker::{start_background, ResumeBlob};
-use crate::AppState;
+use crate::state::AppState;
 
 /// Rows recovered per tick.
 const CLAIM_BATCH: usize = 32;

@@ -12,11 +12,11 @@ use windlass_protocol::{
 };
 
 use super::log::EventLog;
-use crate::completion::Completion;
 use crate::error::ApiError;
-use crate::inflight::Registration;
-use crate::quota_gate::Charge;
-use crate::AppState;
+use crate::guard::quota_gate::Charge;
+use crate::run::completion::Completion;
+use crate::run::inflight::Registration;
+use crate::state::AppState;
 
 /// What a live row keeps to start a queued response again after a restart.
 /// Never holds secrets: a request that carries any (MCP headers or

@@ -12,6 +12,8 @@
 //! While the run sends nothing (a long tool, a slow upstream), the body
 //! writes SSE comment keep-alives (see `keepalive.rs`).
 
+pub(crate) mod keepalive;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -23,11 +25,12 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::{EventSink, SinkClosed};
 use windlass_protocol::StreamEvent;
 
-use crate::in_place::InPlace;
-use crate::keepalive::{keep_alive, KeepAlive};
-use crate::runs::log::EventLog;
+use keepalive::{keep_alive, KeepAlive};
 
-pub use crate::keepalive::KEEP_ALIVE;
+use crate::run::in_place::InPlace;
+use crate::run::log::EventLog;
+
+pub use keepalive::KEEP_ALIVE;
 
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
 
