@@ -63,7 +63,7 @@ pub struct ServerConfig {
     /// on loopback, against DNS rebinding.
     pub allowed_hosts: Vec<String>,
     /// Background mode (`[server.background]`).
-    pub background: crate::run::BackgroundConfig,
+    pub background: crate::run::background::BackgroundConfig,
     /// Prometheus metrics (`[server.metrics]`).
     pub metrics: MetricsConfig,
     /// Budgets per tenant (`[server.tenants.<name>]`), shared by its keys.
@@ -109,7 +109,7 @@ impl Default for ServerConfig {
             connections: ConnectionLimits::default(),
             cors_allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
-            background: crate::run::BackgroundConfig::default(),
+            background: crate::run::background::BackgroundConfig::default(),
             metrics: MetricsConfig::default(),
             tenants: HashMap::new(),
             shutdown_grace: Duration::from_secs(30),
@@ -148,7 +148,7 @@ pub struct ServerFile {
     #[serde(default)]
     pub limits: RequestLimits,
     #[serde(default)]
-    pub background: crate::run::BackgroundConfig,
+    pub background: crate::run::background::BackgroundConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
     #[serde(default)]

@@ -42,7 +42,7 @@ pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route(
             "/responses",
-            post(intake::create_response).get(http::ws::upgrade),
+            post(http::create::create_response).get(http::ws::upgrade),
         )
         .route("/responses/compact", post(http::compact::compact_response))
         .route(
@@ -75,7 +75,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/models", get(http::meta::list_models))
         .route("/mcp/servers", get(http::mcp::list_servers))
-        .method_not_allowed_fallback(guard::auth::method_not_allowed);
+        .method_not_allowed_fallback(http::fallback::method_not_allowed);
     let mut root = Router::new()
         .nest("/v1", api)
         .route("/health", get(http::meta::health))
@@ -85,7 +85,7 @@ pub fn router(state: AppState) -> Router {
     }
     // Layers run bottom-up: the request id first, then the host check,
     // the body last.
-    root.fallback(guard::auth::not_found)
+    root.fallback(http::fallback::not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(from_fn_with_state(state.clone(), guard::body::read_body))
         .layer(from_fn_with_state(state.clone(), guard::admission::admit))
@@ -111,7 +111,11 @@ pub async fn serve(
     state.loopback = listener.local_addr()?.ip().is_loopback();
     let keeper = CancellationToken::new();
     if let Some(store) = state.runs.clone() {
-        tokio::spawn(run::keep_leases(state.clone(), store, keeper.clone()));
+        tokio::spawn(run::recover::keep_leases(
+            state.clone(),
+            store,
+            keeper.clone(),
+        ));
     }
     let _stop_keeper = keeper.drop_guard();
     // Background runs are not cancelled by the drain: what is still running

@@ -11,8 +11,8 @@ use crate::guard::keys::{KeyError, KeyRing};
 use crate::guard::quota::InProcessQuota;
 use crate::lifecycle::Lifecycle;
 use crate::metrics::Metrics;
+use crate::run::background::Background;
 use crate::run::inflight::Inflight;
-use crate::run::Background;
 
 /// Where the view of `GET /v1/mcp/servers` comes from; the binary plugs its
 /// MCP adapter in. The entries are wire JSON: label, transport, state, last

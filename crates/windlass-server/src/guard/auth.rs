@@ -1,4 +1,4 @@
-//! Bearer-token check, and the answers for unknown routes and methods.
+//! Bearer-token check.
 //!
 //! With keys configured every route needs one except `/health` and `/ready`,
 //! unknown routes included (a 401 before a 404, so the routes cannot be
@@ -78,28 +78,6 @@ fn unauthorized() -> Response {
     )
     .code("invalid_api_key")
     .into_response()
-}
-
-pub async fn not_found(req: Request) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        "invalid_request_error",
-        format!("Unknown route: {} {}", req.method(), req.uri().path()),
-    )
-    .code("unknown_route")
-}
-
-pub async fn method_not_allowed(req: Request) -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "invalid_request_error",
-        format!(
-            "Method {} is not allowed on {}",
-            req.method(),
-            req.uri().path()
-        ),
-    )
-    .code("method_not_allowed")
 }
 
 #[cfg(test)]

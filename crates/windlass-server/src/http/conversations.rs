@@ -99,7 +99,7 @@ pub async fn create(
     let conversation = Conversation {
         id: new_id("conv"),
         object: "conversation".to_owned(),
-        created_at: crate::run::now_millis() / 1000,
+        created_at: crate::run::background::now_millis() / 1000,
         metadata,
     };
     store(&app)?

@@ -4,6 +4,8 @@
 
 pub(crate) mod compact;
 pub(crate) mod conversations;
+pub(crate) mod create;
+pub(crate) mod fallback;
 pub(crate) mod mcp;
 pub(crate) mod meta;
 pub(crate) mod metrics;

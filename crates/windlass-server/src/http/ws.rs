@@ -22,7 +22,6 @@ use axum::Extension;
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use windlass_engine::{ClientToolsStatus, EventSink, RunOutcome, SinkClosed};
 use windlass_protocol::{CreateResponseRequest, Item, ResponseStatus, StreamEvent};
@@ -30,8 +29,8 @@ use windlass_protocol::{CreateResponseRequest, Item, ResponseStatus, StreamEvent
 use crate::client_tools_status;
 use crate::error::ApiError;
 use crate::guard::keys::AuthedKey;
-use crate::intake::{parse_request, prepare};
-use crate::run::completion::Completion;
+use crate::intake::{parse_json, parse_request, prepare, Admitted};
+use crate::run::launch::{Keep, Launch};
 use crate::state::AppState;
 
 /// Fields of the HTTP create that a WebSocket `response.create` must not carry.
@@ -153,24 +152,21 @@ impl Session {
         };
         let previous = req.previous_response_id.clone();
         let known = self.known_context(previous.as_deref());
-        let (prepared, charge, _resume) =
-            match prepare(&self.app, self.key.as_ref(), self.header_status, req, known).await {
-                Ok(p) => p,
-                Err(e) => {
-                    self.forget(previous.as_deref());
-                    return send_error(tx, e).await;
-                }
-            };
+        let admitted = prepare(&self.app, self.key.as_ref(), self.header_status, req, known);
+        let Admitted {
+            prepared, charge, ..
+        } = match admitted.await {
+            Ok(a) => a,
+            Err(e) => {
+                self.forget(previous.as_deref());
+                return send_error(tx, e).await;
+            }
+        };
         let context = (!prepared.store()).then(|| prepared.context());
-        let cancel = CancellationToken::new();
-        let registration =
-            self.app
-                .inflight
-                .register(prepared.tenant(), prepared.response(), cancel.clone());
-        let engine = self.app.engine.clone();
+        let launch = Launch::register(&self.app, prepared, started, Keep::Nothing, Some(charge));
+        let cancel = launch.cancel_token().clone();
         let mut sink = WsSink { tx };
-        let completion = Completion::of(&self.app.metrics, &prepared, started);
-        let run = completion.run(&engine, prepared, &mut sink, cancel.clone());
+        let run = launch.run(&mut sink);
         tokio::pin!(run);
         let mut open = true;
         let outcome = loop {
@@ -187,8 +183,6 @@ impl Session {
                 },
             }
         };
-        registration.finish(&outcome.response);
-        charge.usage(&outcome.response).await;
         self.remember(&outcome, context, previous.as_deref());
         open && !cancel.is_cancelled()
     }
@@ -224,7 +218,7 @@ impl Session {
         if let Err(v) = crate::guard::limits::check(bytes, &self.app.config.limits) {
             return Err(ApiError::invalid(v.message).param(v.param).code(v.code));
         }
-        let mut map: Map<String, Value> = crate::intake::parse_json(bytes)?;
+        let mut map: Map<String, Value> = parse_json(bytes)?;
         match map.remove("type") {
             Some(Value::String(t)) if t == "response.create" => {}
             other => {

@@ -1,79 +1,24 @@
-//! Responses that outlive their request: background mode, stream resume and
-//! the recovery of runs a dead process (or replica) left behind.
+//! Running responses: the one launcher every surface starts a response
+//! through (register, run, finish, charge; see `launch.rs`), the registry of
+//! what runs now, the event log of a stream, and responses that outlive
+//! their request: background mode, stream resume and the recovery of runs a
+//! dead process (or replica) left behind.
 //!
 //! Everything here drives the one engine loop through [`Engine::run`]; what
-//! it adds is where the run lives (a worker task instead of the request),
-//! a live row in the [`RunStore`] with this replica's lease, and the event
-//! log that lets a client (re)attach to the stream.
+//! background mode adds is where the run lives (a worker task instead of the
+//! request), a live row in the [`RunStore`] with this replica's lease, and
+//! the event log that lets a client (re)attach to the stream.
 //!
 //! [`Engine::run`]: windlass_engine::Engine::run
+//! [`RunStore`]: windlass_engine::RunStore
 
+pub mod background;
 pub(crate) mod completion;
 pub(crate) mod in_place;
 pub mod inflight;
+pub(crate) mod launch;
 pub mod log;
-mod recover;
+pub(crate) mod recover;
 pub(crate) mod remote;
 pub mod resume;
-mod worker;
-
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use tokio::sync::Semaphore;
-use windlass_engine::UnixMillis;
-
-pub use recover::keep_leases;
-pub use worker::resume_blob;
-pub(crate) use worker::start_background;
-
-/// Background-mode settings (`[server.background]`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct BackgroundConfig {
-    /// Background responses running at once; more wait `queued`.
-    pub workers: usize,
-    /// How long a replica's claim on its live runs lasts without renewal;
-    /// runs of a process that died are recovered this long after it stopped
-    /// renewing (renewed every third of it).
-    pub lease_ms: u64,
-}
-
-impl Default for BackgroundConfig {
-    fn default() -> Self {
-        BackgroundConfig {
-            workers: 16,
-            lease_ms: 15_000,
-        }
-    }
-}
-
-/// This process's side of background mode. Cheap to share.
-pub struct Background {
-    /// Identifies this process in live rows (unique per start).
-    pub replica: String,
-    pub lease: Duration,
-    workers: Arc<Semaphore>,
-}
-
-impl Background {
-    pub fn new(config: &BackgroundConfig) -> Background {
-        Background {
-            replica: windlass_protocol::ids::new_id("replica"),
-            lease: Duration::from_millis(config.lease_ms.max(300)),
-            workers: Arc::new(Semaphore::new(config.workers.max(1))),
-        }
-    }
-
-    /// The lease end of a claim made now.
-    pub fn lease_until(&self) -> UnixMillis {
-        now_millis() + u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX)
-    }
-}
-
-pub fn now_millis() -> UnixMillis {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
+pub(crate) mod worker;
