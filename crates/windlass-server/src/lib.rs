@@ -1,4 +1,47 @@
 //! Windlass's HTTP surfaces: thin adapters that turn HTTP into engine calls.
+//!
+//! # Routes
+//!
+//! | Method and path | Handler (`http/`) | Scope |
+//! |---|---|---|
+//! | `POST /v1/responses` (JSON, SSE, `background`) | `create.rs` | `responses:write` |
+//! | `GET /v1/responses` (WebSocket upgrade) | `ws.rs` | `responses:write` |
+//! | `POST /v1/responses/compact` | `compact.rs` | `responses:write` |
+//! | `GET /v1/responses/{id}` (`?stream=true` resumes the stream) | `responses.rs` | `responses:read` |
+//! | `DELETE /v1/responses/{id}` | `responses.rs` | `responses:write` |
+//! | `GET /v1/responses/{id}/input_items` | `responses.rs` | `responses:read` |
+//! | `GET /v1/responses/{id}/trace` | `responses.rs` | `traces:read` |
+//! | `POST /v1/responses/{id}/cancel` | `responses.rs` | `responses:write` |
+//! | `POST /v1/conversations`, `GET`/`POST`/`DELETE /v1/conversations/{id}` | `conversations.rs` | `responses:*` |
+//! | `GET`/`POST /v1/conversations/{id}/items`, `GET`/`DELETE …/items/{item_id}` | `conversations.rs` | `responses:*` |
+//! | `GET /v1/models` | `meta.rs` | `models:read` |
+//! | `GET /v1/mcp/servers` | `mcp.rs` | `models:read` |
+//! | `GET /health`, `GET /ready` | `meta.rs` | none |
+//! | `GET /metrics` (unless `[server.metrics] enabled = false`) | `metrics.rs` | none (`responses:read` with `require_key`) |
+//! | anything else | `fallback.rs` (404, 405) | |
+//!
+//! Scopes are decided in `guard/scopes.rs` (`responses:*`: read for `GET`,
+//! write otherwise).
+//!
+//! # Where things are
+//!
+//! - `http/`: one file per route family; a route never uses another
+//!   route's file (`scripts/import-graph-server.py` checks it).
+//! - `guard/`: the layers every request passes, outermost first: request
+//!   id (`request_context.rs`), `Host` check and CORS (`browser.rs`), key
+//!   and scope (`auth.rs`, `keys.rs`, `scopes.rs`, `tenant.rs`), load
+//!   shedding and draining (`admission.rs`), the body's type, size and
+//!   deadline and the request limits (`body.rs`, `limits.rs`); then, per
+//!   create, quotas (`quota.rs`, `quota_gate.rs`) and the running-previous
+//!   check (`consistency.rs`).
+//! - `intake.rs`: JSON bodies parsed into typed requests; a create admitted
+//!   and prepared (the one caller of the engine's `prepare*`).
+//! - `run/`: the launcher every surface starts a response through
+//!   (`launch.rs`), the running responses (`inflight.rs`), a stream's event
+//!   log (`log.rs`), background runs, their recovery and stream resume.
+//! - `sse/`: the SSE body and its keep-alives; `metrics/`: Prometheus.
+//! - `state.rs`: [`AppState`]; `config.rs`: [`ServerConfig`]; `listen.rs`
+//!   and `lifecycle.rs`: the accept loop and graceful shutdown.
 
 mod client_tools_status;
 pub mod config;
@@ -24,6 +67,8 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio_util::sync::CancellationToken;
 
+use http::{compact, conversations, create, fallback, mcp, meta, responses, ws};
+
 pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
 pub use guard::keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
@@ -38,54 +83,46 @@ pub use request_context::{RequestContext, REQUEST_ID};
 pub use run::inflight::{self, Inflight};
 pub use state::{AppState, McpDirectory};
 
+/// The routes of the table above, behind the `guard/` layers.
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
-        .route(
-            "/responses",
-            post(http::create::create_response).get(http::ws::upgrade),
-        )
-        .route("/responses/compact", post(http::compact::compact_response))
+        .route("/responses", post(create::create_response).get(ws::upgrade))
+        .route("/responses/compact", post(compact::compact_response))
         .route(
             "/responses/{id}",
-            get(http::responses::get_response).delete(http::responses::delete_response),
+            get(responses::get_response).delete(responses::delete_response),
         )
-        .route(
-            "/responses/{id}/input_items",
-            get(http::responses::input_items),
-        )
-        .route("/responses/{id}/trace", get(http::responses::get_trace))
-        .route(
-            "/responses/{id}/cancel",
-            post(http::responses::cancel_response),
-        )
-        .route("/conversations", post(http::conversations::create))
+        .route("/responses/{id}/input_items", get(responses::input_items))
+        .route("/responses/{id}/trace", get(responses::get_trace))
+        .route("/responses/{id}/cancel", post(responses::cancel_response))
+        .route("/conversations", post(conversations::create))
         .route(
             "/conversations/{id}",
-            get(http::conversations::get)
-                .post(http::conversations::update)
-                .delete(http::conversations::delete),
+            get(conversations::get)
+                .post(conversations::update)
+                .delete(conversations::delete),
         )
         .route(
             "/conversations/{id}/items",
-            get(http::conversations::list_items).post(http::conversations::add_items),
+            get(conversations::list_items).post(conversations::add_items),
         )
         .route(
             "/conversations/{id}/items/{item_id}",
-            get(http::conversations::get_item).delete(http::conversations::delete_item),
+            get(conversations::get_item).delete(conversations::delete_item),
         )
-        .route("/models", get(http::meta::list_models))
-        .route("/mcp/servers", get(http::mcp::list_servers))
-        .method_not_allowed_fallback(http::fallback::method_not_allowed);
+        .route("/models", get(meta::list_models))
+        .route("/mcp/servers", get(mcp::list_servers))
+        .method_not_allowed_fallback(fallback::method_not_allowed);
     let mut root = Router::new()
         .nest("/v1", api)
-        .route("/health", get(http::meta::health))
-        .route("/ready", get(http::meta::ready));
+        .route("/health", get(meta::health))
+        .route("/ready", get(meta::ready));
     if state.metrics.is_enabled() {
         root = root.route(metrics::PATH, get(http::metrics::scrape));
     }
     // Layers run bottom-up: the request id first, then the host check,
     // the body last.
-    root.fallback(http::fallback::not_found)
+    root.fallback(fallback::not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(from_fn_with_state(state.clone(), guard::body::read_body))
         .layer(from_fn_with_state(state.clone(), guard::admission::admit))

@@ -69,7 +69,8 @@ impl AppState {
     }
 
     /// Uses `metrics` (e.g. the one the store was wrapped with, see
-    /// [`TimedStore`]) instead of a fresh one.
+    /// [`TimedStore`](crate::metrics::store::TimedStore)) instead of a fresh
+    /// one.
     pub fn with_metrics(mut self, metrics: Metrics) -> Self {
         self.metrics = metrics;
         self

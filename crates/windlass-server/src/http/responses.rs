@@ -48,7 +48,7 @@ const STOP_WAIT: Duration = Duration::from_secs(30);
 /// The query of `GET /v1/responses/{id}`.
 #[derive(Debug, Deserialize)]
 pub struct GetQuery {
-    /// Stream the response's events instead (see `runs/resume.rs`).
+    /// Stream the response's events instead (see `run/resume.rs`).
     #[serde(default)]
     stream: Option<bool>,
     /// With `stream`: only events numbered above this one.

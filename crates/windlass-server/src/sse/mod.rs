@@ -7,7 +7,7 @@
 //! task). Everything the run framed since the last poll leaves as one chunk.
 //!
 //! A client that hangs up makes hyper drop the body: the run is then
-//! cancelled and moved to a task of its own (see `in_place.rs`).
+//! cancelled and moved to a task of its own (see `run/in_place.rs`).
 //!
 //! While the run sends nothing (a long tool, a slow upstream), the body
 //! writes SSE comment keep-alives (see `keepalive.rs`).
