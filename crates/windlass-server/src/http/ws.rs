@@ -164,27 +164,9 @@ impl Session {
         };
         let context = (!prepared.store()).then(|| prepared.context());
         let launch = Launch::register(&self.app, prepared, started, Keep::Nothing, Some(charge));
-        let cancel = launch.cancel_token().clone();
-        let mut sink = WsSink { tx };
-        let run = launch.run(&mut sink);
-        tokio::pin!(run);
-        let mut open = true;
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut run => break outcome,
-                incoming = next_incoming(rx), if open && queued.len() < MAX_QUEUED => match incoming {
-                    Incoming::Create(b) => queued.push_back(b),
-                    Incoming::Other => {}
-                    Incoming::Closed => {
-                        // The run ends `cancelled` (stored) before we leave.
-                        cancel.cancel();
-                        open = false;
-                    }
-                },
-            }
-        };
+        let (outcome, open) = run_reading(launch, tx, rx, queued).await;
         self.remember(&outcome, context, previous.as_deref());
-        open && !cancel.is_cancelled()
+        open
     }
 
     /// Keeps a finished unstored response (`context`: what it started
@@ -264,6 +246,37 @@ impl Session {
             self.kept = None;
         }
     }
+}
+
+/// Runs `launch` with the socket as its sink while reading the socket:
+/// messages that arrive meanwhile wait in `queued`, and a client that
+/// closes cancels the run (which still ends `cancelled`, stored, before this
+/// returns). The flag is false once the client is gone.
+async fn run_reading(
+    launch: Launch,
+    tx: &mut Tx,
+    rx: &mut Rx,
+    queued: &mut VecDeque<Vec<u8>>,
+) -> (RunOutcome, bool) {
+    let cancel = launch.cancel_token().clone();
+    let mut sink = WsSink { tx };
+    let run = launch.run(&mut sink);
+    tokio::pin!(run);
+    let mut open = true;
+    let outcome = loop {
+        tokio::select! {
+            outcome = &mut run => break outcome,
+            incoming = next_incoming(rx), if open && queued.len() < MAX_QUEUED => match incoming {
+                Incoming::Create(b) => queued.push_back(b),
+                Incoming::Other => {}
+                Incoming::Closed => {
+                    cancel.cancel();
+                    open = false;
+                }
+            },
+        }
+    };
+    (outcome, open && !cancel.is_cancelled())
 }
 
 /// Sends a `WebSocketErrorEvent`; false once the client is gone.
