@@ -1,4 +1,4 @@
-//! Bearer-token check, and the answers for unknown routes and methods.
+//! Bearer-token check.
 //!
 //! With keys configured every route needs one except `/health` and `/ready`,
 //! unknown routes included (a 401 before a 404, so the routes cannot be
@@ -12,9 +12,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::keys::AuthedKey;
-use crate::scopes::{self, Scope};
-use crate::AppState;
+use crate::guard::keys::AuthedKey;
+use crate::guard::scopes::{self, Scope};
+use crate::state::AppState;
 
 /// Paths served to anyone: probes carry no key.
 pub(crate) fn is_probe(path: &str) -> bool {
@@ -23,7 +23,7 @@ pub(crate) fn is_probe(path: &str) -> bool {
 
 /// `/metrics` without a key, unless `[server.metrics] require_key`.
 pub(crate) fn is_open_metrics(app: &AppState, path: &str) -> bool {
-    path == crate::metrics::route::PATH && !app.config.metrics.require_key
+    path == crate::metrics::PATH && !app.config.metrics.require_key
 }
 
 pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
@@ -78,28 +78,6 @@ fn unauthorized() -> Response {
     )
     .code("invalid_api_key")
     .into_response()
-}
-
-pub async fn not_found(req: Request) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        "invalid_request_error",
-        format!("Unknown route: {} {}", req.method(), req.uri().path()),
-    )
-    .code("unknown_route")
-}
-
-pub async fn method_not_allowed(req: Request) -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "invalid_request_error",
-        format!(
-            "Method {} is not allowed on {}",
-            req.method(),
-            req.uri().path()
-        ),
-    )
-    .code("method_not_allowed")
 }
 
 #[cfg(test)]

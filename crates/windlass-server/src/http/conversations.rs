@@ -15,11 +15,11 @@ use windlass_engine::{with_id, Conversation, ConversationStore};
 use windlass_protocol::ids::new_id;
 use windlass_protocol::{Item, ItemList};
 
-use crate::create::{body_error, parse_json};
 use crate::error::ApiError;
+use crate::guard::tenant::Tenant;
+use crate::intake::{body_error, parse_json};
 use crate::item_list::{list, ListQuery};
-use crate::tenant::Tenant;
-use crate::AppState;
+use crate::state::AppState;
 
 /// OpenAI's cap on items given at creation or added at once.
 const MAX_ITEMS_PER_CALL: usize = 20;
@@ -99,7 +99,7 @@ pub async fn create(
     let conversation = Conversation {
         id: new_id("conv"),
         object: "conversation".to_owned(),
-        created_at: crate::runs::now_millis() / 1000,
+        created_at: crate::run::background::now_millis() / 1000,
         metadata,
     };
     store(&app)?

@@ -9,7 +9,7 @@ use windlass_engine::CancelAck;
 use windlass_protocol::ResponseResource;
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// How often the store is read while waiting for the other replica's save.
 const POLL: Duration = Duration::from_millis(50);

@@ -11,7 +11,8 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::error::ApiError;
-use crate::{limits, AppState};
+use crate::guard::limits;
+use crate::state::AppState;
 
 pub async fn read_body(State(app): State<AppState>, req: Request, next: Next) -> Response {
     if req.method() != Method::POST || !has_body(req.headers()) {

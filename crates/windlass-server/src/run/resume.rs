@@ -19,7 +19,7 @@ use windlass_engine::{RunStore, StoredEvent};
 use super::log::EventLog;
 use crate::error::ApiError;
 use crate::sse::{frame_json, DONE};
-use crate::AppState;
+use crate::state::AppState;
 
 /// How often a stream followed through the store is polled.
 const POLL: Duration = Duration::from_millis(200);
@@ -77,7 +77,7 @@ pub fn sse(
     body: futures::stream::BoxStream<'static, Bytes>,
     keep_alive: Option<Duration>,
 ) -> Response {
-    let body = crate::keepalive::keep_alive(body, keep_alive);
+    let body = crate::sse::keepalive::keep_alive(body, keep_alive);
     let mut response = Response::new(Body::from_stream(
         body.map(Ok::<_, std::convert::Infallible>),
     ));

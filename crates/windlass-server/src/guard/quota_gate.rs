@@ -9,8 +9,8 @@ use windlass_engine::{QuotaCounter, QuotaKind, QuotaLimits, QuotaSubject, QuotaV
 use windlass_protocol::ResponseResource;
 
 use crate::error::ApiError;
-use crate::keys::AuthedKey;
-use crate::AppState;
+use crate::guard::keys::AuthedKey;
+use crate::state::AppState;
 
 /// What to charge once the response has ended.
 pub struct Charge {

@@ -9,10 +9,10 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::auth::is_probe;
 use crate::error::ApiError;
+use crate::guard::auth::is_probe;
 use crate::listen::Overloaded;
-use crate::AppState;
+use crate::state::AppState;
 
 /// Seconds a shed client is told to wait.
 const RETRY_AFTER_SECS: &str = "1";
@@ -20,7 +20,7 @@ const RETRY_AFTER_SECS: &str = "1";
 pub async fn admit(State(app): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
     // Scrapes matter most when the server is busy.
-    if is_probe(path) || path == crate::metrics::route::PATH {
+    if is_probe(path) || path == crate::metrics::PATH {
         return next.run(req).await;
     }
     if app.lifecycle.is_draining() {

@@ -6,10 +6,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use metrics::Label;
 
-use super::{INFLIGHT, MCP_UP};
-use crate::AppState;
-
-pub const PATH: &str = "/metrics";
+use crate::metrics::{INFLIGHT, MCP_UP};
+use crate::state::AppState;
 
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 

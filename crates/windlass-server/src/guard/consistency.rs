@@ -4,7 +4,7 @@ use axum::http::StatusCode;
 use windlass_protocol::CreateResponseRequest;
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// A continuation of a running response would see none of its output
 /// (it is stored when it ends): a 409 saying so, not "not found".

@@ -2,7 +2,8 @@
 //! response and one completion log line (key name, tenant, model, status,
 //! counts, tokens, duration; never secrets or user text).
 //!
-//! Every surface (JSON, SSE, WebSocket, background worker) runs the engine
+//! Every surface (JSON, SSE, WebSocket, background worker) starts its
+//! responses through the launcher (`launch.rs`), which runs the engine
 //! through [`Completion::run`], so each counts and logs its responses alike.
 
 use std::sync::Arc;

@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 pub async fn check_host(State(app): State<AppState>, req: Request, next: Next) -> Response {
     if app.loopback && !host_allowed(req.headers(), &app.config.allowed_hosts) {

@@ -8,12 +8,12 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::CompactError;
 use windlass_protocol::{CompactRequest, CompactResource};
 
-use crate::create::{body_error, parse_json};
 use crate::error::ApiError;
-use crate::in_place::InPlace;
-use crate::keys::AuthedKey;
-use crate::tenant::Tenant;
-use crate::AppState;
+use crate::guard::keys::AuthedKey;
+use crate::guard::tenant::Tenant;
+use crate::intake::{body_error, parse_json};
+use crate::run::in_place::InPlace;
+use crate::state::AppState;
 
 pub async fn compact_response(
     State(app): State<AppState>,
@@ -25,7 +25,7 @@ pub async fn compact_response(
     let key = key.map(|Extension(k)| k);
     let tenant = Tenant::of(key.as_ref());
     // The summary is a model pass: it counts against the same quotas.
-    let charge = crate::quota_gate::admit(&app, key.as_ref(), tenant.as_str()).await?;
+    let charge = crate::guard::quota_gate::admit(&app, key.as_ref(), tenant.as_str()).await?;
     // A client that hangs up cancels the model pass.
     let cancel = CancellationToken::new();
     let engine = app.engine.clone();

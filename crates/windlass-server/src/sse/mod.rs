@@ -7,10 +7,12 @@
 //! task). Everything the run framed since the last poll leaves as one chunk.
 //!
 //! A client that hangs up makes hyper drop the body: the run is then
-//! cancelled and moved to a task of its own (see `in_place.rs`).
+//! cancelled and moved to a task of its own (see `run/in_place.rs`).
 //!
 //! While the run sends nothing (a long tool, a slow upstream), the body
 //! writes SSE comment keep-alives (see `keepalive.rs`).
+
+pub(crate) mod keepalive;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,11 +25,12 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::{EventSink, SinkClosed};
 use windlass_protocol::StreamEvent;
 
-use crate::in_place::InPlace;
-use crate::keepalive::{keep_alive, KeepAlive};
-use crate::runs::log::EventLog;
+use keepalive::{keep_alive, KeepAlive};
 
-pub use crate::keepalive::KEEP_ALIVE;
+use crate::run::in_place::InPlace;
+use crate::run::log::EventLog;
+
+pub use keepalive::KEEP_ALIVE;
 
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
 

@@ -3,51 +3,15 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use windlass_engine::{ClientToolsStatus, EventSink, LiveRun, PreparedRun, RunStore, SinkClosed};
-use windlass_protocol::{
-    CreateResponseRequest, ResponseResource, ResponseStatus, StreamEvent, Tool,
-};
+use windlass_engine::{EventSink, LiveRun, PreparedRun, RunStore, SinkClosed};
+use windlass_protocol::{ResponseResource, ResponseStatus, StreamEvent};
 
+use super::launch::{Keep, Launch};
 use super::log::EventLog;
-use crate::completion::Completion;
 use crate::error::ApiError;
-use crate::inflight::Registration;
-use crate::quota_gate::Charge;
-use crate::AppState;
-
-/// What a live row keeps to start a queued response again after a restart.
-/// Never holds secrets: a request that carries any (MCP headers or
-/// authorization) is not resumable.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct ResumeBlob {
-    pub request: CreateResponseRequest,
-    pub principal: Option<String>,
-    pub requires_action: bool,
-}
-
-/// The resume blob of a background request, or `None` when it holds secrets.
-pub fn resume_blob(
-    req: &CreateResponseRequest,
-    principal: Option<&str>,
-    status: ClientToolsStatus,
-) -> Option<String> {
-    let secret = req.tools.iter().flatten().any(|t| match t {
-        Tool::Mcp(m) => m.headers.is_some() || m.authorization.is_some(),
-        _ => false,
-    });
-    if secret {
-        return None;
-    }
-    let blob = ResumeBlob {
-        request: req.clone(),
-        principal: principal.map(str::to_owned),
-        requires_action: status == ClientToolsStatus::RequiresAction,
-    };
-    serde_json::to_string(&blob).ok()
-}
+use crate::guard::quota_gate::Charge;
+use crate::state::AppState;
 
 /// Records `prepared` (a background response, `queued`) as live and hands it
 /// to a worker. Returns the queued resource and the run's event log.
@@ -71,22 +35,20 @@ pub(crate) async fn start_background(
     })
     .await?;
     let log = EventLog::new(tenant, &response.id, true);
-    let cancel = CancellationToken::new();
-    let registration =
-        app.inflight
-            .register_logged(tenant, &response, cancel.clone(), Some(log.clone()));
+    let keep = Keep::Background {
+        log: log.clone(),
+        runs: runs.clone(),
+    };
+    let launch = Launch::register(app, prepared, started, keep, charge);
     let job = Job {
         app: app.clone(),
         runs,
         tenant: tenant.to_owned(),
         resume,
         log: log.clone(),
-        charge,
-        started,
     };
     // The run's log lines keep the request's span (its request id).
-    let run = job.run(prepared, cancel, registration);
-    tokio::spawn(run.instrument(tracing::Span::current()));
+    tokio::spawn(job.run(launch).instrument(tracing::Span::current()));
     Ok((response, log))
 }
 
@@ -96,45 +58,23 @@ struct Job {
     tenant: String,
     resume: Option<String>,
     log: Arc<EventLog>,
-    /// Token usage is charged to the request's quotas when the run ends.
-    charge: Option<Charge>,
-    /// When the response was accepted (its duration counts from there).
-    started: std::time::Instant,
 }
 
 impl Job {
-    async fn run(mut self, prepared: PreparedRun, cancel: CancellationToken, reg: Registration) {
+    /// Waits for a worker slot, then runs to the end in it.
+    async fn run(self, launch: Launch) {
         let workers = self.app.background.workers.clone();
         // A response cancelled while queued never takes a slot; the engine
         // then ends it `cancelled` at once (its token is already fired).
         let permit = tokio::select! {
             biased;
-            _ = cancel.cancelled() => None,
+            _ = launch.cancel_token().cancelled() => None,
             p = workers.acquire_owned() => p.ok(),
         };
         if permit.is_some() {
-            self.mark_running(prepared.response()).await;
+            self.mark_running(launch.response()).await;
         }
-        let mut sink = LogSink(self.log.clone());
-        let completion = Completion::of(&self.app.metrics, &prepared, self.started);
-        let engine = &self.app.engine;
-        let outcome = completion.run(engine, prepared, &mut sink, cancel).await;
-        self.log.end();
-        self.log.flush(self.runs.as_ref()).await;
-        // The final save replaced the live row; if it could not be stored,
-        // the row goes too, or this process would renew it `in_progress`
-        // for as long as it lives.
-        if let Err(e) = self
-            .runs
-            .drop_live(&self.tenant, &outcome.response.id)
-            .await
-        {
-            tracing::warn!(id = %outcome.response.id, error = %e, "could not drop a live row");
-        }
-        reg.finish(&outcome.response);
-        if let Some(charge) = self.charge.take() {
-            charge.usage(&outcome.response).await;
-        }
+        launch.run(&mut LogSink(self.log.clone())).await;
         drop(permit);
     }
 

@@ -1,27 +1,11 @@
-//! Responses that outlive their request: background mode, stream resume and
-//! the recovery of runs a dead process (or replica) left behind.
-//!
-//! Everything here drives the one engine loop through [`Engine::run`]; what
-//! it adds is where the run lives (a worker task instead of the request),
-//! a live row in the [`RunStore`] with this replica's lease, and the event
-//! log that lets a client (re)attach to the stream.
-//!
-//! [`Engine::run`]: windlass_engine::Engine::run
-
-pub mod log;
-mod recover;
-pub mod resume;
-mod worker;
+//! This process's side of background mode: its replica id, the lease of
+//! its live rows and the worker slots (`[server.background]`).
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::Semaphore;
 use windlass_engine::UnixMillis;
-
-pub use recover::keep_leases;
-pub use worker::resume_blob;
-pub(crate) use worker::start_background;
 
 /// Background-mode settings (`[server.background]`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -49,7 +33,7 @@ pub struct Background {
     /// Identifies this process in live rows (unique per start).
     pub replica: String,
     pub lease: Duration,
-    workers: Arc<Semaphore>,
+    pub(super) workers: Arc<Semaphore>,
 }
 
 impl Background {

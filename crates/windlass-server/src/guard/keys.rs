@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use windlass_engine::{ClientToolsStatus, QuotaLimits, DEFAULT_TENANT};
 
-use crate::scopes::Scopes;
+use crate::guard::scopes::Scopes;
 
 /// The per-key override of how responses with client tool calls end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -356,8 +356,12 @@ mod tests {
         let ring = KeyRing::new(vec![ApiKey::from_config(&a).unwrap()]).unwrap();
         let alice = ring.find("sk-a").unwrap();
         assert_eq!(alice.tenant, "acme");
-        assert!(alice.scopes.contains(crate::scopes::Scope::ResponsesRead));
-        assert!(!alice.scopes.contains(crate::scopes::Scope::ResponsesWrite));
+        assert!(alice
+            .scopes
+            .contains(crate::guard::scopes::Scope::ResponsesRead));
+        assert!(!alice
+            .scopes
+            .contains(crate::guard::scopes::Scope::ResponsesWrite));
         assert_eq!(alice.limits.requests_per_minute, Some(5));
         let plain = ApiKey::plain("p", "sk-p").unwrap();
         assert_eq!(plain.tenant, DEFAULT_TENANT);

@@ -12,11 +12,11 @@ use windlass_engine::Trace;
 use windlass_protocol::{DeletedResponse, ItemList, ResponseResource};
 
 use crate::error::ApiError;
+use crate::guard::tenant::Tenant;
 use crate::item_list::{list, ListQuery};
-use crate::remote::{self, Stopped};
-use crate::runs::resume::resume_stream;
-use crate::tenant::Tenant;
-use crate::AppState;
+use crate::run::remote::{self, Stopped};
+use crate::run::resume::resume_stream;
+use crate::state::AppState;
 
 /// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
 /// gets the OpenAI error shape like any other bad input.
@@ -48,7 +48,7 @@ const STOP_WAIT: Duration = Duration::from_secs(30);
 /// The query of `GET /v1/responses/{id}`.
 #[derive(Debug, Deserialize)]
 pub struct GetQuery {
-    /// Stream the response's events instead (see `runs/resume.rs`).
+    /// Stream the response's events instead (see `run/resume.rs`).
     #[serde(default)]
     stream: Option<bool>,
     /// With `stream`: only events numbered above this one.

@@ -6,7 +6,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 pub async fn list_models(State(app): State<AppState>) -> Result<Json<Value>, ApiError> {
     let models = app.engine.provider().list_models().await.map_err(|e| {

@@ -8,14 +8,13 @@
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use windlass_engine::{
-    ClientToolsStatus, LiveRecord, NewResponse, RunStore, StoreError, StoredEvent,
-};
+use windlass_engine::{LiveRecord, NewResponse, RunStore, StoreError, StoredEvent};
 use windlass_protocol::{EventData, ResponseError, ResponseStatus, StreamEvent};
 
-use super::now_millis;
-use super::worker::{start_background, ResumeBlob};
-use crate::AppState;
+use super::background::now_millis;
+use super::worker::start_background;
+use crate::intake::{self, ResumeBlob};
+use crate::state::AppState;
 
 /// Rows recovered per tick.
 const CLAIM_BATCH: usize = 32;
@@ -90,18 +89,14 @@ async fn resume(
         Ok(b) => b,
         Err(e) => return Err(StoreError::Corrupt(format!("resume data: {e}"))),
     };
-    let mut prepared = match app.engine.prepare_for(&record.tenant, blob.request).await {
+    let (id, created_at) = (record.response.id.clone(), record.response.created_at);
+    let prepared = match intake::prepare_resumed(app, &record.tenant, blob, id, created_at).await {
         Ok(p) => p,
         Err(e) => {
             let why = format!("The queued background response could not be started again: {e}");
             return fail(app, runs.as_ref(), record, &why).await;
         }
     };
-    prepared.set_identity(record.response.id.clone(), record.response.created_at);
-    prepared.set_principal(blob.principal);
-    if blob.requires_action {
-        prepared.set_client_tools_status(ClientToolsStatus::RequiresAction);
-    }
     let resume = record.resume.clone();
     start_background(app, runs.clone(), prepared, resume, None)
         .await

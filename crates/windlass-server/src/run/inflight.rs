@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::CancelAck;
 use windlass_protocol::{ResponseResource, ResponseStatus};
 
-use crate::runs::log::EventLog;
+use crate::run::log::EventLog;
 
 struct Entry {
     /// The owner tenant: to every other tenant the entry does not exist.

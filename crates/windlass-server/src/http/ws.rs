@@ -22,17 +22,16 @@ use axum::Extension;
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use windlass_engine::{ClientToolsStatus, EventSink, RunOutcome, SinkClosed};
 use windlass_protocol::{CreateResponseRequest, Item, ResponseStatus, StreamEvent};
 
 use crate::client_tools_status;
-use crate::completion::Completion;
-use crate::create::{parse_request, prepare};
 use crate::error::ApiError;
-use crate::keys::AuthedKey;
-use crate::AppState;
+use crate::guard::keys::AuthedKey;
+use crate::intake::{parse_json, parse_request, prepare, Admitted};
+use crate::run::launch::{Keep, Launch};
+use crate::state::AppState;
 
 /// Fields of the HTTP create that a WebSocket `response.create` must not carry.
 const HTTP_ONLY: [&str; 3] = ["stream", "stream_options", "background"];
@@ -153,44 +152,21 @@ impl Session {
         };
         let previous = req.previous_response_id.clone();
         let known = self.known_context(previous.as_deref());
-        let (prepared, charge, _resume) =
-            match prepare(&self.app, self.key.as_ref(), self.header_status, req, known).await {
-                Ok(p) => p,
-                Err(e) => {
-                    self.forget(previous.as_deref());
-                    return send_error(tx, e).await;
-                }
-            };
-        let context = (!prepared.store()).then(|| prepared.context());
-        let cancel = CancellationToken::new();
-        let registration =
-            self.app
-                .inflight
-                .register(prepared.tenant(), prepared.response(), cancel.clone());
-        let engine = self.app.engine.clone();
-        let mut sink = WsSink { tx };
-        let completion = Completion::of(&self.app.metrics, &prepared, started);
-        let run = completion.run(&engine, prepared, &mut sink, cancel.clone());
-        tokio::pin!(run);
-        let mut open = true;
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut run => break outcome,
-                incoming = next_incoming(rx), if open && queued.len() < MAX_QUEUED => match incoming {
-                    Incoming::Create(b) => queued.push_back(b),
-                    Incoming::Other => {}
-                    Incoming::Closed => {
-                        // The run ends `cancelled` (stored) before we leave.
-                        cancel.cancel();
-                        open = false;
-                    }
-                },
+        let admitted = prepare(&self.app, self.key.as_ref(), self.header_status, req, known);
+        let Admitted {
+            prepared, charge, ..
+        } = match admitted.await {
+            Ok(a) => a,
+            Err(e) => {
+                self.forget(previous.as_deref());
+                return send_error(tx, e).await;
             }
         };
-        registration.finish(&outcome.response);
-        charge.usage(&outcome.response).await;
+        let context = (!prepared.store()).then(|| prepared.context());
+        let launch = Launch::register(&self.app, prepared, started, Keep::Nothing, Some(charge));
+        let (outcome, open) = run_reading(launch, tx, rx, queued).await;
         self.remember(&outcome, context, previous.as_deref());
-        open && !cancel.is_cancelled()
+        open
     }
 
     /// Keeps a finished unstored response (`context`: what it started
@@ -221,10 +197,10 @@ impl Session {
 
     /// Parses and checks one message; nothing runs when it is refused.
     fn admit(&self, bytes: &[u8]) -> Result<CreateResponseRequest, ApiError> {
-        if let Err(v) = crate::limits::check(bytes, &self.app.config.limits) {
+        if let Err(v) = crate::guard::limits::check(bytes, &self.app.config.limits) {
             return Err(ApiError::invalid(v.message).param(v.param).code(v.code));
         }
-        let mut map: Map<String, Value> = crate::create::parse_json(bytes)?;
+        let mut map: Map<String, Value> = parse_json(bytes)?;
         match map.remove("type") {
             Some(Value::String(t)) if t == "response.create" => {}
             other => {
@@ -270,6 +246,37 @@ impl Session {
             self.kept = None;
         }
     }
+}
+
+/// Runs `launch` with the socket as its sink while reading the socket:
+/// messages that arrive meanwhile wait in `queued`, and a client that
+/// closes cancels the run (which still ends `cancelled`, stored, before this
+/// returns). The flag is false once the client is gone.
+async fn run_reading(
+    launch: Launch,
+    tx: &mut Tx,
+    rx: &mut Rx,
+    queued: &mut VecDeque<Vec<u8>>,
+) -> (RunOutcome, bool) {
+    let cancel = launch.cancel_token().clone();
+    let mut sink = WsSink { tx };
+    let run = launch.run(&mut sink);
+    tokio::pin!(run);
+    let mut open = true;
+    let outcome = loop {
+        tokio::select! {
+            outcome = &mut run => break outcome,
+            incoming = next_incoming(rx), if open && queued.len() < MAX_QUEUED => match incoming {
+                Incoming::Create(b) => queued.push_back(b),
+                Incoming::Other => {}
+                Incoming::Closed => {
+                    cancel.cancel();
+                    open = false;
+                }
+            },
+        }
+    };
+    (outcome, open && !cancel.is_cancelled())
 }
 
 /// Sends a `WebSocketErrorEvent`; false once the client is gone.

@@ -7,7 +7,7 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use windlass_engine::DEFAULT_TENANT;
 
-use crate::keys::AuthedKey;
+use crate::guard::keys::AuthedKey;
 
 /// Extracts the caller's tenant; never fails (the auth layer has already
 /// refused requests without a valid key).
