@@ -1,55 +1,115 @@
 #!/usr/bin/env bash
-# Task success with a real model, completion check off and on (not run by CI).
+# Task success with a real model (not run by CI): the task set of
+# scripts/tasks/ (47 tasks, each checked by a rule) run one setting after
+# another, never two at once against one llama-server.
 #
-# Needs the rig (../shared/rig: `install.sh`, then `start.sh --only "llama mcp2"`):
-# llama-server with qwen2.5-1.5b on 8081 and the MCP `add` server on 8091.
-# Starts one debug `windlass serve` per setting, each with the built-in tools
-# in a scratch work directory, runs scripts/task_success.py against it and
-# prints the per-task lines and a summary per setting. Results also go to
-# $OUT (default .scratch/task-success.jsonl). WINDLASS_BIN names a prebuilt
-# binary (then nothing is built).
+#   scripts/task-success.sh [--models "1.5b 0.5b"] [--tasks LIST] SETTING...
+#
+# SETTING:
+#   windlass-off     Windlass's loop (`windlass serve`), [loop] completion_check = false
+#   windlass-on      the same with completion_check = true
+#   agents           the OpenAI Agents SDK's loop on the same model and tools
+#   lab:NAME=T1,T2   the lab loop (an experiment harness, not the product) with
+#                    techniques T1,T2 (scripts/tasks/lab/techniques.py); lab:plain
+#                    has none
+# Default settings: windlass-off windlass-on agents.
+#
+# Needs the rig (../shared/rig: `start.sh --only "llama llama-small mcp2"`):
+# llama-server with qwen2.5-1.5b on 8081 and qwen2.5-0.5b on 8082, the MCP
+# `add` server on 8091. Every setting gets a fresh work directory for the
+# built-in tools (bubblewrap sandbox); the Agents SDK and the lab loop reach
+# the built-ins through `windlass mcp` over stdio with the same config. One
+# JSON line per task is appended to $OUT (default .scratch/task-success.jsonl);
+# the tables come from `scripts/tasks/summary.py $OUT`. WINDLASS_BIN names a
+# prebuilt binary (then nothing is built). Max 10 model turns everywhere
+# (the gateway's default), temperature 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RIG=${RIG_HOME:-$HOME/.cache/windlass-rig}
 PY=${PY:-$RIG/venv-mcp/bin/python}
-UPSTREAM=${UPSTREAM:-http://127.0.0.1:8081/v1}
 MCP_URL=${MCP_URL:-http://127.0.0.1:8091/mcp}
 OUT=${OUT:-.scratch/task-success.jsonl}
-mkdir -p .scratch
-: >"$OUT"
+MODELS="1.5b"
+TASKS=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --models) MODELS=$2; shift 2 ;;
+    --tasks) TASKS=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
+SETTINGS=("$@")
+[ ${#SETTINGS[@]} -gt 0 ] || SETTINGS=(windlass-off windlass-on agents)
+mkdir -p "$(dirname "$OUT")"
 BIN=${WINDLASS_BIN:-target/debug/windlass}
-[ -n "${WINDLASS_BIN:-}" ] || cargo build -q -p windlass
+[ -n "${WINDLASS_BIN:-}" ] || cargo build -q -p windlass --bin windlass
+BIN=$(realpath "$BIN")
 
-run_setting() {
-  local label=$1 check=$2 port=$3
-  local dir; dir=$(mktemp -d)
-  mkdir -p "$dir/work"
-  cat >"$dir/windlass.toml" <<EOF
+model_id() { case $1 in 1.5b) echo qwen2.5-1.5b ;; 0.5b) echo qwen2.5-0.5b ;; *) echo "$1" ;; esac; }
+upstream() { case $1 in 1.5b) echo http://127.0.0.1:8081/v1 ;; 0.5b) echo http://127.0.0.1:8082/v1 ;; esac; }
+
+write_config() { # dir check
+  cat >"$1/windlass.toml" <<TOML
 [loop]
-completion_check = $check
-max_agentic_turns = 12
+completion_check = $2
+max_agentic_turns = 10
 
 [builtins]
 enabled = ["shell", "read_file", "write_file", "edit_file", "list_dir"]
-work_dir = "$dir/work"
+work_dir = "$1/work"
 
 [builtins.shell]
 sandbox = "bwrap"
-EOF
-  "$BIN" serve --listen "127.0.0.1:$port" --db "$dir/w.db" \
-    --upstream "$UPSTREAM" --mcp-allow-host 127.0.0.1 --config "$dir/windlass.toml" \
-    >"$dir/serve.log" 2>&1 &
-  local pid=$!
-  for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
-    sleep 0.2
-  done
-  "$PY" scripts/task_success.py --base-url "http://127.0.0.1:$port/v1" \
-    --workdir "$dir/work" --mcp-url "$MCP_URL" --label "$label" | tee -a "$OUT"
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
+TOML
+}
+
+run_setting() { # model setting
+  local model=$1 setting=$2 dir pid=""
+  dir=$(mktemp -d)
+  mkdir -p "$dir/work"
+  local common=(--model "$(model_id "$model")" --workdir "$dir/work" --mcp-url "$MCP_URL"
+    --windlass-bin "$BIN" --config "$dir/windlass.toml" --out "$OUT" --tasks "$TASKS")
+  case $setting in
+    windlass-off | windlass-on)
+      local check=false port=18181
+      [ "$setting" = windlass-on ] && check=true && port=18182
+      write_config "$dir" "$check"
+      "$BIN" serve --listen "127.0.0.1:$port" --db "$dir/w.db" --upstream "$(upstream "$model")" \
+        --mcp-allow-host 127.0.0.1 --config "$dir/windlass.toml" >"$dir/serve.log" 2>&1 &
+      pid=$!
+      for _ in $(seq 1 100); do
+        curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
+        sleep 0.2
+      done
+      "$PY" scripts/task_success.py --runner windlass --setting "$setting" \
+        --base-url "http://127.0.0.1:$port/v1" "${common[@]}" || true
+      ;;
+    agents)
+      write_config "$dir" false
+      "$PY" scripts/task_success.py --runner agents --setting agents \
+        --upstream "$(upstream "$model")" "${common[@]}" || true
+      ;;
+    lab:*)
+      local spec=${setting#lab:} name techniques
+      name=${spec%%=*}
+      techniques=""
+      [[ $spec == *=* ]] && techniques=${spec#*=}
+      write_config "$dir" false
+      "$PY" scripts/task_success.py --runner lab --setting "lab:$name" --techniques "$techniques" \
+        --upstream "$(upstream "$model")" "${common[@]}" || true
+      ;;
+    *) echo "unknown setting: $setting" >&2; exit 2 ;;
+  esac
+  if [ -n "$pid" ]; then
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+  fi
   rm -rf "$dir"
 }
 
-run_setting off false 18181
-run_setting on true 18182
+for model in $MODELS; do
+  for setting in "${SETTINGS[@]}"; do
+    run_setting "$model" "$setting"
+  done
+done
+"$PY" scripts/tasks/summary.py "$OUT"
