@@ -29,6 +29,9 @@ RIG=${RIG_HOME:-$HOME/.cache/windlass-rig}
 PY=${PY:-$RIG/venv-mcp/bin/python}
 MCP_URL=${MCP_URL:-http://127.0.0.1:8091/mcp}
 OUT=${OUT:-.scratch/task-success.jsonl}
+# The lab loop's memo of model answers (scripts/tasks/memo.py); the gateway's
+# exchanges are filed there too by a recording proxy. MEMO= turns it off.
+MEMO=${MEMO-.scratch/lab-memo.sqlite}
 MODELS="1.5b"
 TASKS=""
 while [ $# -gt 0 ]; do
@@ -49,7 +52,14 @@ model_id() { case $1 in 1.5b) echo qwen2.5-1.5b ;; 0.5b) echo qwen2.5-0.5b ;; *)
 upstream() { case $1 in 1.5b) echo http://127.0.0.1:8081/v1 ;; 0.5b) echo http://127.0.0.1:8082/v1 ;; esac; }
 
 write_config() { # dir check
+  # CPU inference is slow and the machine is shared: generous upstream
+  # timeouts, and no retries (every runner gets one attempt per turn).
   cat >"$1/windlass.toml" <<TOML
+[upstream]
+first_byte_timeout_ms = 900000
+idle_timeout_ms = 900000
+max_retries = 0
+
 [loop]
 completion_check = $2
 max_agentic_turns = 10
@@ -64,7 +74,7 @@ TOML
 }
 
 run_setting() { # model setting
-  local model=$1 setting=$2 dir pid=""
+  local model=$1 setting=$2 dir pid="" proxy=""
   dir=$(mktemp -d)
   mkdir -p "$dir/work"
   local common=(--model "$(model_id "$model")" --workdir "$dir/work" --mcp-url "$MCP_URL"
@@ -74,7 +84,17 @@ run_setting() { # model setting
       local check=false port=18181
       [ "$setting" = windlass-on ] && check=true && port=18182
       write_config "$dir" "$check"
-      "$BIN" serve --listen "127.0.0.1:$port" --db "$dir/w.db" --upstream "$(upstream "$model")" \
+      local up; up=$(upstream "$model")
+      if [ -n "$MEMO" ]; then
+        "$PY" scripts/tasks/record_proxy.py "$up" "$MEMO" 18190 >"$dir/proxy.log" 2>&1 &
+        proxy=$!
+        for _ in $(seq 1 100); do
+          curl -s -o /dev/null "http://127.0.0.1:18190/" && break
+          sleep 0.2
+        done
+        up=http://127.0.0.1:18190/v1
+      fi
+      "$BIN" serve --listen "127.0.0.1:$port" --db "$dir/w.db" --upstream "$up" \
         --mcp-allow-host 127.0.0.1 --config "$dir/windlass.toml" >"$dir/serve.log" 2>&1 &
       pid=$!
       for _ in $(seq 1 100); do
@@ -96,14 +116,15 @@ run_setting() { # model setting
       [[ $spec == *=* ]] && techniques=${spec#*=}
       write_config "$dir" false
       "$PY" scripts/task_success.py --runner lab --setting "lab:$name" --techniques "$techniques" \
+        ${MEMO:+--memo "$MEMO"} \
         --upstream "$(upstream "$model")" "${common[@]}" || true
       ;;
     *) echo "unknown setting: $setting" >&2; exit 2 ;;
   esac
-  if [ -n "$pid" ]; then
-    kill "$pid"
-    wait "$pid" 2>/dev/null || true
-  fi
+  for p in $pid $proxy; do
+    kill "$p"
+    wait "$p" 2>/dev/null || true
+  done
   rm -rf "$dir"
 }
 

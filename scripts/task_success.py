@@ -47,6 +47,7 @@ def parse():
     p.add_argument("--techniques", default="", help="lab: comma list (see tasks/lab/techniques.py)")
     p.add_argument("--verify-max", type=int, default=2, help="lab: verification turns per response")
     p.add_argument("--max-turns", type=int, default=10)
+    p.add_argument("--memo", help="lab: memo of model answers by request (tasks/memo.py)")
     p.add_argument("--extra-body", default="", help="windlass: JSON merged into each request")
     p.add_argument("--tasks", default="", help="task names or kinds, comma list (default: all)")
     p.add_argument("--out", help="append the JSON lines here too")
@@ -79,8 +80,10 @@ async def run_all(args, tasks, emit):
     await tools.open()
     try:
         techniques = [t for t in args.techniques.split(",") if t]
+        from tasks.memo import Memo
+
         loop = LabLoop(args.upstream, args.model, tools, techniques, max_turns=args.max_turns,
-                       verify_max=args.verify_max)
+                       verify_max=args.verify_max, memo=Memo(args.memo) if args.memo else None)
         for task in tasks:
             reset_workdir(args.workdir, task)
             emit(task, await loop.run_async(task, args.workdir))

@@ -20,7 +20,7 @@ class WindlassRunner:
         self.model = model
         self.api_key = api_key
         self.extra_body = extra_body or {}
-        self.client = OpenAI(base_url=self.base_url, api_key=api_key, timeout=900, max_retries=0)
+        self.client = OpenAI(base_url=self.base_url, api_key=api_key, timeout=7200, max_retries=0)
         self.tools = {
             "calc": {"type": "mcp", "server_label": "calc", "server_url": mcp_url,
                      "require_approval": "never", "allowed_tools": ["add"]},

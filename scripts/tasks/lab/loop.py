@@ -10,15 +10,17 @@ gateway's default).
 """
 
 import json
+from collections import Counter
 
 import httpx
 
+from ..memo import key
 from ..record import make_record
 from . import techniques as T
 
 
 class LabLoop:
-    def __init__(self, upstream, model, tools, techniques, max_turns=10, verify_max=2):
+    def __init__(self, upstream, model, tools, techniques, max_turns=10, verify_max=2, memo=None):
         unknown = set(techniques) - set(T.ALL)
         if unknown:
             raise ValueError(f"unknown techniques: {sorted(unknown)}")
@@ -29,6 +31,24 @@ class LabLoop:
         self.max_turns = max_turns
         self.verify_max = verify_max
         self.http = httpx.AsyncClient(timeout=900)
+        self.memo = memo
+
+    async def ask(self, body):
+        """The model's answer to a request: from the memo, else from upstream
+        (then memoized). {"message", "usage", "source"} or {"error"}."""
+        k = key(self.upstream, body) if self.memo else None
+        if k:
+            hit = self.memo.get(k)
+            if hit is not None:
+                return hit
+        r = await self.http.post(f"{self.upstream}/chat/completions", json=body)
+        if r.status_code != 200:
+            return {"error": f"upstream {r.status_code}: {r.text[:300]}"}
+        data = r.json()
+        answer = {"message": data["choices"][0]["message"], "usage": data.get("usage") or {}}
+        if k:
+            self.memo.put(k, answer, "lab")
+        return {**answer, "source": "asked"}
 
     async def run_async(self, task, workdir):
         run = Run(self, task)
@@ -37,12 +57,13 @@ class LabLoop:
         rec = make_record(task, workdir, answer=run.answer(), status=run.status, turns=run.turns,
                           input_tokens=run.input_tokens, output_tokens=run.output_tokens,
                           calls=run.done, error=run.error, extra=extra)
-        for key, answer in (("ok_concat", "".join(run.texts)), ("ok_keep_draft", run.keep_draft_answer())):
+        for field, answer in (("ok_concat", "".join(run.texts)), ("ok_keep_draft", run.keep_draft_answer())):
             alt = make_record(task, workdir, answer=answer, status=run.status, turns=None,
                               input_tokens=None, output_tokens=None, calls=run.done, error=run.error)
-            rec[key] = alt["ok"]
+            rec[field] = alt["ok"]
         rec["verifications"] = run.verifications
         rec["required_turns"] = run.required_turns
+        rec["answers_from"] = dict(run.memo_hits)
         return rec
 
 
@@ -64,22 +85,23 @@ class Run:
         self.draft = None  # the answer the last verification was about
         self.seed_sent = False
         self.force = False
+        self.memo_hits = Counter()  # where each turn's answer came from
 
     async def upstream(self, messages, tools=True):
         body = {"model": self.loop.model, "messages": messages, "temperature": 0.0, "stream": False}
         if tools:
             body["tools"] = self.declared
             body["tool_choice"] = "required" if self.force else "auto"
-        r = await self.loop.http.post(f"{self.loop.upstream}/chat/completions", json=body)
-        if r.status_code != 200:
-            self.status, self.error = "failed", f"upstream {r.status_code}: {r.text[:300]}"
+        answer = await self.loop.ask(body)
+        if "error" in answer:
+            self.status, self.error = "failed", answer["error"]
             return None
-        data = r.json()
         self.turns += 1
-        usage = data.get("usage") or {}
+        self.memo_hits[answer.get("source") or "asked"] += 1
+        usage = answer.get("usage") or {}
         self.input_tokens += usage.get("prompt_tokens", 0)
         self.output_tokens += usage.get("completion_tokens", 0)
-        return data["choices"][0]["message"]
+        return answer["message"]
 
     async def go(self):
         if "plan" in self.on:
@@ -143,6 +165,13 @@ class Run:
 
     def after_answer(self, text):
         """True when the loop goes on after this text answer."""
+        if "required" in self.on and not self.done and self.required_turns < 2 and T.call_as_text(text):
+            # A call written as text before any real call: ask for the real one.
+            self.required_turns += 1
+            self.force = True
+            self.messages += [{"role": "assistant", "content": text},
+                              {"role": "user", "content": T.REQUIRED_PROMPT}]
+            return True
         if not self.done:
             return False
         if "seed-check" in self.on and not self.seed_sent:
@@ -151,8 +180,8 @@ class Run:
                               {"role": "system", "content": T.SEED_PROMPT}]
             return True
         just_verified = self.calls_at_verify == len(self.done)
-        if "required" in self.on and just_verified and self.required_turns < self.verifications \
-                and T.shows_missing_step(text):
+        if "required" in self.on and self.required_turns < 2 and (
+                T.call_as_text(text) or (just_verified and T.shows_missing_step(text))):
             self.required_turns += 1
             self.force = True
             self.messages += [{"role": "assistant", "content": text},

@@ -17,9 +17,9 @@ Names (the `--techniques` list):
 - `replay`: malformed arguments go back upstream as `{}` (every server
   parses that) while the error output quotes what was sent; without it they
   go back as sent, as Windlass does today.
-- `required`: when the answer after a verification turn shows a step that
-  was not done (a call written as text, or words saying a step remains),
-  one more turn with `tool_choice: "required"`.
+- `required`: one more turn with `tool_choice: "required"` when an answer
+  is a tool call or result written as text, or when the answer to a
+  verification turn says a step remains (at most two per response).
 - `plan`: one tool-free turn first that lists the steps; the plan goes to
   the model as a system message.
 - `annotate`: each tool result carries a one-line reminder of the request
@@ -52,7 +52,8 @@ def verify_prompt(request, calls):
     )
 
 
-REQUIRED_PROMPT = "A step of the request is still missing. Call the tool for the next missing step now."
+REQUIRED_PROMPT = ("Do not write tool calls or their results as text. Call the tool for the next missing "
+                   "step of the request now.")
 
 PLAN_PROMPT = (
     "List, as short numbered steps, what has to be done to complete the request below. "
@@ -131,3 +132,7 @@ AS_TEXT = re.compile(r'"name"\s*:\s*"[\w.-]+"|<tool_call>|tool result|```json', 
 
 def shows_missing_step(text):
     return bool(MISSING.search(text or "") or AS_TEXT.search(text or ""))
+
+
+def call_as_text(text):
+    return bool(AS_TEXT.search(text or ""))
