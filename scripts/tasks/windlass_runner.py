@@ -48,7 +48,7 @@ class WindlassRunner:
         for item in resp.output:
             if item.type == "mcp_call":
                 calls.append({"name": item.name, "arguments": item.arguments,
-                              "output": item.output, "error": item.error})
+                              "output": item.output, "error": error_text(item.error)})
             elif item.type == "message":
                 messages.append("".join(getattr(c, "text", "") or "" for c in item.content))
         trace = self.trace(resp.id) or {}
@@ -71,3 +71,13 @@ class WindlassRunner:
                                 input_tokens=None, output_tokens=None, calls=calls, error=error)
             rec["ok_last_message"] = alone["ok"]
         return rec
+
+
+def error_text(error):
+    """An mcp_call's error as text (the SDK gives a string or an object with content)."""
+    if error is None or isinstance(error, str):
+        return error
+    content = getattr(error, "content", None)
+    if isinstance(content, list):
+        return " ".join(c.get("text", "") if isinstance(c, dict) else getattr(c, "text", "") for c in content)
+    return str(error)

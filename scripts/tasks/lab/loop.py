@@ -85,13 +85,14 @@ class Run:
         self.draft = None  # the answer the last verification was about
         self.seed_sent = False
         self.force = False
+        self.tool_choice = "auto"
         self.memo_hits = Counter()  # where each turn's answer came from
 
     async def upstream(self, messages, tools=True):
         body = {"model": self.loop.model, "messages": messages, "temperature": 0.0, "stream": False}
         if tools:
             body["tools"] = self.declared
-            body["tool_choice"] = "required" if self.force else "auto"
+            body["tool_choice"] = "required" if self.force else self.tool_choice
         answer = await self.loop.ask(body)
         if "error" in answer:
             self.status, self.error = "failed", answer["error"]
@@ -115,6 +116,10 @@ class Run:
             if self.turns >= self.loop.max_turns:
                 self.status = "incomplete"
                 return
+            if "last-turn" in self.on and self.turns == self.loop.max_turns - 1 and self.done:
+                # The last turn allowed: no more calls, an answer from what is known.
+                self.messages.append({"role": "user", "content": T.LAST_TURN_PROMPT})
+                self.tool_choice = "none"
             msg = await self.upstream(self.messages)
             if msg is None:
                 return
@@ -165,6 +170,8 @@ class Run:
 
     def after_answer(self, text):
         """True when the loop goes on after this text answer."""
+        if self.turns >= self.loop.max_turns:
+            return False
         if "required" in self.on and not self.done and self.required_turns < 2 and T.call_as_text(text):
             # A call written as text before any real call: ask for the real one.
             self.required_turns += 1

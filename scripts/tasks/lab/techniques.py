@@ -22,6 +22,10 @@ Names (the `--techniques` list):
   verification turn says a step remains (at most two per response).
 - `plan`: one tool-free turn first that lists the steps; the plan goes to
   the model as a system message.
+- `last-turn`: the last model turn the limit allows is sent with
+  `tool_choice: "none"` and a user message asking for the final answer from
+  the results so far, so a run that would end `incomplete` with no answer
+  answers instead.
 - `annotate`: each tool result carries a one-line reminder of the request
   and to call the next tool if a step remains (no extra turn).
 """
@@ -31,7 +35,7 @@ import re
 
 import jsonschema
 
-ALL = ["seed-check", "verify", "guard", "schema", "replay", "required", "plan", "annotate"]
+ALL = ["seed-check", "verify", "guard", "schema", "replay", "required", "plan", "annotate", "last-turn"]
 
 SEED_PROMPT = (
     "Before I accept your answer, please verify:\n"
@@ -51,6 +55,9 @@ def verify_prompt(request, calls):
         "(a real tool call, not text). If every step is done, reply with the final answer only."
     )
 
+
+LAST_TURN_PROMPT = ("This is your last turn: no more tool calls. Give the final answer to the request "
+                    "now, from the tool results above.")
 
 REQUIRED_PROMPT = ("Do not write tool calls or their results as text. Call the tool for the next missing "
                    "step of the request now.")
