@@ -33,6 +33,7 @@ pub use error::*;
 pub use outcome::*;
 pub use ports::cancel::*;
 pub use ports::conversations::*;
+pub use ports::counters::*;
 pub use ports::events::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;

@@ -2,6 +2,7 @@
 
 pub mod cancel;
 pub mod conversations;
+pub mod counters;
 pub mod events;
 pub mod mcp;
 pub mod policy;

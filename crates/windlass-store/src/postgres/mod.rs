@@ -11,6 +11,7 @@
 
 mod cancel;
 mod conversations;
+mod counters;
 mod migrate;
 mod quota;
 mod read;
@@ -24,6 +25,7 @@ use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, StoreEr
 use windlass_protocol::{Item, ResponseResource};
 
 pub use cancel::PgCancelBus;
+pub use counters::PgCounters;
 pub use quota::PgQuota;
 pub use tls::{PgSslMode, PgTlsSummary};
 
@@ -130,6 +132,12 @@ impl PgStore {
         PgQuota::new(self.pool.clone())
     }
 
+    /// Governance rate limits and budgets kept in this database, shared by
+    /// every replica using it.
+    pub fn counters(&self) -> PgCounters {
+        PgCounters::new(self.pool.clone())
+    }
+
     /// Retention, across every tenant: deletes the responses created before
     /// `created_before` (Unix seconds), newest first, each like a delete (so
     /// a newer response continuing from a pruned one keeps its whole
@@ -166,7 +174,7 @@ impl PgStore {
         let conn = self.conn().await?;
         conn.batch_execute(
             "TRUNCATE response_items, response_traces, responses, items, \
-             live_runs, response_events, quota_buckets, conversation_items, conversations",
+             live_runs, response_events, quota_buckets, governance_counters, conversation_items, conversations",
         )
         .await
         .map_err(backend)
