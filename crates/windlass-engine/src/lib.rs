@@ -42,6 +42,7 @@ pub use ports::propagation::{
 };
 pub use ports::provider::*;
 pub use ports::quota::*;
+pub use ports::retention::*;
 pub use ports::runs::*;
 pub use ports::sink::*;
 pub use ports::store::*;

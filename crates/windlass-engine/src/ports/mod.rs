@@ -9,6 +9,7 @@ pub mod policy;
 pub mod propagation;
 pub mod provider;
 pub mod quota;
+pub mod retention;
 pub mod runs;
 pub mod sink;
 pub mod store;
