@@ -182,7 +182,7 @@ async fn client(url: &str, token: &str, mode: &str, calls: Value) -> Value {
     serde_json::from_slice(&out.stdout).expect("client JSON")
 }
 
-fn call<'a>(report: &'a Value, k: usize) -> &'a Value {
+fn call(report: &Value, k: usize) -> &Value {
     &report["calls"][k]
 }
 
