@@ -17,7 +17,9 @@ cargo build --workspace --bins
 ./scripts/mcp-fixtures.sh
 # A throwaway Postgres (WINDLASS_TEST_PG) for the Postgres store, replica
 # and cancel-bus tests; installs Debian's postgresql when missing.
-./scripts/postgres.sh cargo test --workspace
+# With TLS on (a test CA, a cert-only role) for the Postgres TLS tests;
+# connections without sslmode still work (prefer).
+WINDLASS_PG_TLS=1 ./scripts/postgres.sh cargo test --workspace
 
 ./scripts/client-fixtures.sh
 ./scripts/obs-fixtures.sh

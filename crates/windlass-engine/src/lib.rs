@@ -33,6 +33,7 @@ pub use error::*;
 pub use outcome::*;
 pub use ports::cancel::*;
 pub use ports::conversations::*;
+pub use ports::counters::*;
 pub use ports::events::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;
@@ -41,6 +42,7 @@ pub use ports::propagation::{
 };
 pub use ports::provider::*;
 pub use ports::quota::*;
+pub use ports::retention::*;
 pub use ports::runs::*;
 pub use ports::sink::*;
 pub use ports::store::*;

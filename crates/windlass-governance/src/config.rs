@@ -39,7 +39,7 @@ pub enum Autonomy {
     Full,
 }
 
-/// A sliding-window limit with burst (GCRA): `burst` calls at once, refilled
+/// A rolling limit with burst (a token bucket): `burst` calls at once, refilled
 /// at `per_minute`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

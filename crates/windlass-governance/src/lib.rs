@@ -22,6 +22,7 @@
 pub mod budget;
 pub mod classify;
 pub mod config;
+pub mod counters;
 pub mod paths;
 mod policy;
 pub mod rate;
@@ -33,4 +34,5 @@ pub use config::{
     Autonomy, Budgets, GovernanceConfig, GovernanceConfigError, OnError, RateLimit, Rules,
     WebhookConfig,
 };
+pub use counters::InProcessCounters;
 pub use policy::Governance;

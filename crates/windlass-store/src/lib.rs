@@ -26,6 +26,8 @@ mod sqlite;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{is_postgres_url, PgCancelBus, PgOptions, PgQuota, PgStore};
+pub use postgres::{
+    is_postgres_url, PgCancelBus, PgCounters, PgOptions, PgQuota, PgSslMode, PgStore, PgTlsSummary,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore, SAVE_THREAD_NAME};

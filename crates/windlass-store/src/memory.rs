@@ -41,6 +41,8 @@ pub(crate) struct StoredConversation {
     pub conversation: windlass_engine::Conversation,
     /// Oldest first.
     pub items: Vec<Item>,
+    /// Last use (Unix seconds), for retention.
+    pub updated_at: u64,
 }
 
 #[derive(Debug)]

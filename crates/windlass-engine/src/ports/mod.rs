@@ -2,12 +2,14 @@
 
 pub mod cancel;
 pub mod conversations;
+pub mod counters;
 pub mod events;
 pub mod mcp;
 pub mod policy;
 pub mod propagation;
 pub mod provider;
 pub mod quota;
+pub mod retention;
 pub mod runs;
 pub mod sink;
 pub mod store;
