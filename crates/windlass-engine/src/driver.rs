@@ -17,11 +17,12 @@ use crate::error::RunFailure;
 use crate::execute::execute_calls;
 use crate::finish::{finalize, Ending};
 use crate::outcome::{PauseReason, RunOutcome, StopReason};
-use crate::ports::events::{CallReport, CallVerdict, RunEvent, TurnReport};
-use crate::ports::policy::{LoopBudget, TurnDecision};
-use crate::ports::sink::EventSink;
-use crate::ports::tools::{ToolCall, ToolContext};
-use crate::prepare::PreparedRun;
+use crate::ports::agent::events::{CallReport, CallVerdict, RunEvent, TurnReport};
+use crate::ports::agent::policy::{LoopBudget, TurnDecision};
+use crate::ports::agent::sink::EventSink;
+use crate::ports::agent::tools::{ToolCall, ToolContext};
+use crate::prepared::PreparedRun;
+use crate::spans;
 use crate::state::{
     decide_next_action, Disposition, Finish, Interrupt, LoopState, NextAction, PendingCall, Phase,
     Verification,
@@ -51,22 +52,9 @@ impl Engine {
         sink: &mut dyn EventSink,
         cancel: CancellationToken,
     ) -> RunOutcome {
-        // Field names after the OpenTelemetry GenAI conventions, so an
-        // exporter shows them as such; usage is filled in at the end. At
-        // debug, like the turn and tool spans: the info log's one line per
-        // response is the completion line (with the response id), written
-        // outside this span, so formatting its fields there is wasted; the
-        // trace exporter still takes it.
-        let span = tracing::debug_span!(
-            "response",
-            id = %run.response.id,
-            model = %run.response.model,
-            gen_ai.operation.name = "invoke_agent",
-            gen_ai.usage.input_tokens = tracing::field::Empty,
-            gen_ai.usage.output_tokens = tracing::field::Empty,
-        );
+        let span = spans::response(&run.response.id, &run.response.model);
         let outcome = self.drive(run, sink, cancel).instrument(span.clone()).await;
-        record_usage(&span, outcome.response.usage.as_ref());
+        spans::record_usage(&span, outcome.response.usage.as_ref());
         outcome
     }
 
@@ -117,16 +105,6 @@ impl Engine {
             warn!(code = %f.code(), message = %f.message, "response failed");
         }
         finalize(inner, &d.run, d.out, ending, d.usage).await
-    }
-}
-
-/// Token counts on a span that declared the GenAI usage fields.
-fn record_usage(span: &tracing::Span, usage: Option<&Usage>) {
-    // As i64: exporters show an u64 field as text (it may not fit).
-    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    if let Some(u) = usage {
-        span.record("gen_ai.usage.input_tokens", int(u.input_tokens));
-        span.record("gen_ai.usage.output_tokens", int(u.output_tokens));
     }
 }
 
@@ -214,18 +192,7 @@ impl Driver<'_, '_> {
             self.run.stream(),
             self.verify_at,
         );
-        // OpenTelemetry GenAI names a model call `chat {model}` (`otel.name`
-        // is the exported span's name). At debug: the info log never shows
-        // it, so it costs the log nothing; the trace exporter takes it.
-        let turn_span = tracing::debug_span!(
-            "model_turn",
-            otel.name = %format_args!("chat {}", self.run.response.model),
-            turn,
-            gen_ai.operation.name = "chat",
-            gen_ai.request.model = %self.run.response.model,
-            gen_ai.usage.input_tokens = tracing::field::Empty,
-            gen_ai.usage.output_tokens = tracing::field::Empty,
-        );
+        let turn_span = spans::model_turn(&self.run.response.model, turn);
         let turn_started = Instant::now();
         let stream = tokio::select! {
             biased;
@@ -275,7 +242,7 @@ impl Driver<'_, '_> {
                 "model turn done"
             )
         });
-        record_usage(&turn_span, outcome.usage.as_ref());
+        spans::record_usage(&turn_span, outcome.usage.as_ref());
         if let Some(u) = &outcome.usage {
             self.usage.get_or_insert_with(Usage::default).add(u);
         }

@@ -12,10 +12,11 @@ use windlass_protocol::{FunctionCallOutput, Item, ItemStatus, ToolOutput};
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
 use crate::mcp::calls;
-use crate::ports::events::{CallOutcome, CallResult, RunEvent};
-use crate::ports::mcp::McpError;
-use crate::ports::tools::{ToolCall, ToolContext, ToolError, ToolResult};
-use crate::prepare::PreparedRun;
+use crate::ports::agent::events::{CallOutcome, CallResult, RunEvent};
+use crate::ports::agent::mcp::McpError;
+use crate::ports::agent::tools::{ToolCall, ToolContext, ToolError, ToolResult};
+use crate::prepared::PreparedRun;
+use crate::spans;
 use crate::state::{Disposition, PendingCall, Runner};
 use crate::tooling::CallKind;
 
@@ -144,18 +145,7 @@ async fn run_one(
             return not_run(call, "tool call was not executed".to_owned())
         }
     };
-    // `execute_tool {tool}` after the GenAI conventions; at debug, as the
-    // model turn's span.
-    let span = tracing::debug_span!(
-        "tool_call",
-        otel.name = %format_args!("execute_tool {}", call.name),
-        tool = %call.name,
-        call_id = %call.call_id,
-        turn = ctx.turn,
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %call.name,
-        gen_ai.tool.call.id = %call.call_id,
-    );
+    let span = spans::tool_call(&call, ctx.turn);
     async {
         let started = Instant::now();
         let run_call = ToolCall {

@@ -10,7 +10,7 @@ use axum::{Extension, Json};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use windlass_engine::{ClientToolsStatus, NoEvents, PreparedRun};
+use windlass_engine::{ClientToolsStatus, NoEvents, PreparedRun, RunContext};
 use windlass_protocol::{CreateResponseRequest, Item};
 
 use crate::client_tools_status;
@@ -145,7 +145,7 @@ async fn background(
 /// WebSocket) goes through here. Charge the returned [`Charge`] with the
 /// response once it has ended; the `Option<String>` is a background run's
 /// resume blob. `known`: see
-/// [`windlass_engine::Engine::prepare_from`].
+/// [`windlass_engine::RunContext::known_context`].
 pub async fn prepare(
     app: &AppState,
     key: Option<&AuthedKey>,
@@ -169,9 +169,11 @@ pub async fn prepare(
         Some(true) => runs::resume_blob(&req, principal.as_deref(), status),
         _ => None,
     };
-    let mut prepared = app.engine.prepare_from(tenant.as_str(), req, known).await?;
-    prepared.set_client_tools_status(status);
-    prepared.set_principal(principal);
+    let ctx = RunContext::for_tenant(tenant.as_str())
+        .principal(principal)
+        .client_tools_status(status)
+        .known_context(known);
+    let prepared = app.engine.prepare(ctx, req).await?;
     Ok((prepared, charge, resume))
 }
 

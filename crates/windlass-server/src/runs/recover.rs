@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{
-    ClientToolsStatus, LiveRecord, NewResponse, RunStore, StoreError, StoredEvent,
+    ClientToolsStatus, LiveRecord, NewResponse, RunContext, RunStore, StoreError, StoredEvent,
 };
 use windlass_protocol::{EventData, ResponseError, ResponseStatus, StreamEvent};
 
@@ -90,18 +90,20 @@ async fn resume(
         Ok(b) => b,
         Err(e) => return Err(StoreError::Corrupt(format!("resume data: {e}"))),
     };
-    let mut prepared = match app.engine.prepare_for(&record.tenant, blob.request).await {
+    // It keeps the id and creation time it was given when accepted.
+    let mut ctx = RunContext::for_tenant(record.tenant.as_str())
+        .principal(blob.principal)
+        .identity(record.response.id.clone(), record.response.created_at);
+    if blob.requires_action {
+        ctx = ctx.client_tools_status(ClientToolsStatus::RequiresAction);
+    }
+    let prepared = match app.engine.prepare(ctx, blob.request).await {
         Ok(p) => p,
         Err(e) => {
             let why = format!("The queued background response could not be started again: {e}");
             return fail(app, runs.as_ref(), record, &why).await;
         }
     };
-    prepared.set_identity(record.response.id.clone(), record.response.created_at);
-    prepared.set_principal(blob.principal);
-    if blob.requires_action {
-        prepared.set_client_tools_status(ClientToolsStatus::RequiresAction);
-    }
     let resume = record.resume.clone();
     start_background(app, runs.clone(), prepared, resume, None)
         .await
