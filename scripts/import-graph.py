@@ -17,6 +17,8 @@ each other (a module and its tests, a parent and one child) are allowed.
     scripts/import-graph.py                 # every crate, fail on a circle
     scripts/import-graph.py -v              # also list the two-file pairs
     scripts/import-graph.py windlass-engine # one crate
+    scripts/import-graph.py --except windlass-server,windlass-store
+                                            # every crate but these (reported)
 """
 
 import argparse
@@ -434,11 +436,14 @@ def targets(crate_dir):
     return roots
 
 
-def check(workspace, crate_names, verbose):
+def check(workspace, crate_names, verbose, excepted):
     failed = False
     crates_dir = os.path.join(workspace, "crates")
     names = crate_names or sorted(os.listdir(crates_dir))
     for name in names:
+        if name in excepted:
+            print(f"{name}: not checked (--except)")
+            continue
         crate_dir = os.path.join(crates_dir, name)
         if not os.path.exists(os.path.join(crate_dir, "Cargo.toml")):
             continue
@@ -473,9 +478,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("crates", nargs="*", help="crate directory names (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true", help="also show two-file pairs")
+    ap.add_argument(
+        "--except",
+        dest="excepted",
+        default="",
+        help="comma-separated crates not to check (known circles not broken yet)",
+    )
     args = ap.parse_args()
     workspace = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.exit(1 if check(workspace, args.crates, args.verbose) else 0)
+    excepted = {c for c in args.excepted.split(",") if c}
+    sys.exit(1 if check(workspace, args.crates, args.verbose, excepted) else 0)
 
 
 if __name__ == "__main__":
