@@ -200,7 +200,10 @@ async fn a_previous_response_is_read_in_the_context_tenant_only() {
     let s = setup(rows);
     let req = || request(json!({"previous_response_id": "resp_prev"}));
 
-    let other = s.engine.prepare(RunContext::for_tenant("other"), req()).await;
+    let other = s
+        .engine
+        .prepare(RunContext::for_tenant("other"), req())
+        .await;
     match other {
         Err(EngineError::InvalidRequest { code, .. }) => {
             assert_eq!(code.as_deref(), Some("previous_response_not_found"))
@@ -208,7 +211,10 @@ async fn a_previous_response_is_read_in_the_context_tenant_only() {
         Err(e) => panic!("unexpected error {e:?}"),
         Ok(_) => panic!("another tenant's response was found"),
     }
-    let mine = s.engine.prepare(RunContext::for_tenant("acme"), req()).await;
+    let mine = s
+        .engine
+        .prepare(RunContext::for_tenant("acme"), req())
+        .await;
     let context = mine.unwrap().context();
     assert_eq!(texts(&context), ["stored earlier", "now"]);
 }
