@@ -10,8 +10,8 @@ use windlass_protocol::{
 };
 
 use crate::error::EngineError;
-use crate::ports::store::ResponseStore;
-use crate::ports::tools::ToolCall;
+use crate::ports::agent::store::ResponseStore;
+use crate::ports::agent::tools::ToolCall;
 
 /// Resolves `item_reference`s, rejects unknown types, assigns missing ids.
 pub async fn canonicalize_input(

@@ -1,9 +1,11 @@
+//! Called by the server (background runs, resume, recovery), never the loop; stores keep the rows.
+//!
 //! The live-run port: responses that have not ended yet, as the store sees
 //! them, so that a response outlives the process (or replica) running it.
 //!
 //! A background response is recorded here when it is accepted (`queued`),
 //! with the replica running it and a lease that replica keeps renewing. The
-//! final [`ResponseStore::save`](super::store::ResponseStore::save) of the
+//! final [`ResponseStore::save`](crate::ports::agent::store::ResponseStore::save) of the
 //! response removes its live row in the same transaction, so a response is
 //! always exactly one of: live, stored, or unknown. A replica that dies stops
 //! renewing; once its leases expire another replica (or the same one after a
@@ -19,7 +21,7 @@
 
 use windlass_protocol::ResponseResource;
 
-use super::store::StoreError;
+use crate::ports::agent::store::StoreError;
 
 /// Milliseconds since the Unix epoch (lease times).
 pub type UnixMillis = u64;

@@ -1,3 +1,5 @@
+//! Called by the server and the model/MCP clients, never the loop; the binary picks the exporter.
+//!
 //! Trace context across process boundaries (W3C `traceparent`).
 //!
 //! The engine and its adapters see only this port: the server asks it to

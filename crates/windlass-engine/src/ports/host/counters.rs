@@ -4,7 +4,7 @@
 //!
 //! Counted in the process for one server (the embedded default) or in
 //! Postgres for replicas that must share one limit. The windows are the
-//! quotas' (`ports/quota.rs`): a rolling window is a token bucket that
+//! quotas' (`ports/host/quota.rs`): a rolling window is a token bucket that
 //! holds at most `capacity`, refills continuously at `per_minute` per
 //! minute and starts full; a total never refills and is forgotten after
 //! `idle` without use (a response's budget outlives the response by that

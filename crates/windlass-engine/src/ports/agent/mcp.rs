@@ -1,3 +1,5 @@
+//! Called by the loop to list and call MCP tools; a port so the protocol stays in windlass-tools.
+//!
 //! The MCP port: listing and calling tools of MCP servers, whether the
 //! operator configured them or a request declared them. The engine owns the
 //! items, events, approvals and dedupe; the adapter owns the protocol,
@@ -8,7 +10,7 @@ use std::fmt;
 use tokio_util::sync::CancellationToken;
 use windlass_protocol::{McpRequireApproval, McpToolInfo};
 
-use crate::ports::tools::ToolResult;
+use crate::ports::agent::tools::ToolResult;
 
 /// The server a request refers to.
 #[derive(Clone, PartialEq, Eq, Hash)]

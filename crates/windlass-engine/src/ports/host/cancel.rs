@@ -1,3 +1,5 @@
+//! Called by the server (cancel route, runs), never the loop; a port so replicas reach each other.
+//!
 //! The cancel bus: a cancel reaching the process that runs a response.
 //!
 //! A response runs in one process. With several replicas behind one store,
@@ -8,7 +10,7 @@
 
 use std::sync::Arc;
 
-use crate::StoreError;
+use crate::ports::agent::store::StoreError;
 
 /// What a cancel published on the bus found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

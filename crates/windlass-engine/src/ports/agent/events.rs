@@ -1,3 +1,5 @@
+//! Sent by the loop through the sink port: typed data (no trait) for the SDK and the trace.
+//!
 //! Run events: what the loop did, for surfaces that translate it (the SDK)
 //! and for the execution trace. Stream events say what the client sees;
 //! these say why.
@@ -7,8 +9,7 @@ use std::time::Duration;
 use windlass_protocol::Usage;
 
 use super::provider::FinishReason;
-use super::tools::ToolCall;
-use crate::tooling::ToolOwner;
+use super::tools::{ToolCall, ToolOwner};
 
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

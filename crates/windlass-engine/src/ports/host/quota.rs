@@ -1,3 +1,5 @@
+//! Called by the server around a run (admit, charge), never the loop; a port so Postgres can count.
+//!
 //! The quota port: request and token budgets per minute, per API key and
 //! per tenant, counted where every replica sees them (in process for one
 //! server, in Postgres for several).

@@ -2,7 +2,7 @@
 //! tenant, the conversations nobody has used for longer than the retention
 //! window (responses have theirs in `ResponseStore::prune`).
 
-use super::store::StoreError;
+use crate::ports::agent::store::StoreError;
 
 #[async_trait::async_trait]
 pub trait ConversationRetention: Send + Sync {

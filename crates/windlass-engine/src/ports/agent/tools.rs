@@ -1,3 +1,5 @@
+//! Called by the loop for each call the server runs; a port so built-ins and local tools plug in.
+//!
 //! The tool port: executors the engine hands server-owned calls to.
 
 use serde_json::Value;
@@ -27,6 +29,36 @@ pub enum ToolOrigin {
     Mcp { server_label: String, name: String },
     /// A tool the operator configured on the gateway.
     Builtin,
+}
+
+/// Who handles calls to a tool, decided once when the request is prepared.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolOwner {
+    /// The client runs it: the response pauses at its calls.
+    Client,
+    /// A tool of the request's MCP server with this label, run through the hub.
+    Mcp { label: String },
+    /// A gateway executor (by index in the engine's list).
+    Builtin { executor: usize },
+    /// An executor of the embedding program (the SDK's local tools).
+    Local { executor: usize },
+}
+
+impl ToolOwner {
+    /// The owner of a tool given the executor (if any) that accepts it.
+    pub(crate) fn of(executor: Option<(usize, ToolKind)>) -> ToolOwner {
+        match executor {
+            None | Some((_, ToolKind::Function)) => ToolOwner::Client,
+            Some((i, ToolKind::Local)) => ToolOwner::Local { executor: i },
+            Some((i, _)) => ToolOwner::Builtin { executor: i },
+        }
+    }
+
+    /// Whether the server runs its calls.
+    pub fn runs_on_server(&self) -> bool {
+        !matches!(self, ToolOwner::Client)
+    }
 }
 
 /// A tool as the model sees it, plus where it came from.

@@ -1,3 +1,5 @@
+//! Called by the loop with each stream event; a port so every surface delivers events its own way.
+//!
 //! Where stream events go: an SSE writer, a WebSocket, an SDK channel, or nowhere.
 
 use windlass_protocol::StreamEvent;

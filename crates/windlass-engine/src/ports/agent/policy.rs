@@ -1,3 +1,5 @@
+//! Called by the loop around each turn and tool call; a port so governance and SDK hooks decide.
+//!
 //! The one gate around every tool call and every turn.
 //!
 //! SDK hooks and governance (allowlists, rate limits, autonomy budgets) are all `Policy` implementations; the engine consults

@@ -1,3 +1,5 @@
+//! Called by prepare (history) and at a run's end (append); a port so each store keeps its own.
+//!
 //! The conversation port: named, durable lists of items that responses read
 //! as their history and append their input and output to (OpenAI's
 //! Conversations API). Every method takes the owner tenant first; another

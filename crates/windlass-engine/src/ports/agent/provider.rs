@@ -1,3 +1,5 @@
+//! Called by the loop each model turn; a port so every upstream kind plugs in the same way.
+//!
 //! The model port: one upstream turn from the canonical transcript.
 
 use std::pin::Pin;

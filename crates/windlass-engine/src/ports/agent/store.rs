@@ -1,3 +1,5 @@
+//! Called by prepare (history) and at a run's end (save); a port so SQLite/Postgres/memory plug in.
+//!
 //! The persistence port: finished responses and the items they reference.
 //!
 //! Every stored row has an owner tenant. Reads and deletes name the tenant
@@ -6,7 +8,7 @@
 
 use windlass_protocol::{Item, ResponseResource};
 
-use crate::trace::Trace;
+use super::trace::Trace;
 
 /// The tenant of keys that name none, of flag/env setups and of the SDK.
 pub const DEFAULT_TENANT: &str = "default";
@@ -94,7 +96,7 @@ pub enum StoreError {
 #[async_trait::async_trait]
 pub trait ResponseStore: Send + Sync {
     /// Persists a finished response, removing its live row (see
-    /// [`RunStore`](super::runs::RunStore)) in the same transaction. Its history is the context of
+    /// [`RunStore`](crate::ports::host::runs::RunStore)) in the same transaction. Its history is the context of
     /// `response.previous_response_id` (that response's history, input and
     /// output), referenced rather than copied. Atomic: all or nothing.
     async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError>;
