@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::{one_line, summary};
-use crate::sdk::Block;
+use windlass::sdk::Block;
 
 /// Whether to colour the decorations: on a terminal, unless `NO_COLOR` is
 /// set to a non-empty value (<https://no-color.org>).

@@ -1,7 +1,7 @@
 //! `windlass run "prompt"`: one prompt through the agent loop, in-process,
 //! with the answer streamed to the terminal.
 //!
-//! Built on the SDK ([`crate::sdk`]) in auto mode, so it runs on the same
+//! Built on the SDK ([`windlass::sdk`]) in auto mode, so it runs on the same
 //! engine driver as the server. Only the answer goes to stdout; tool calls,
 //! their results, a spinner (on a terminal) and the closing summary (turns,
 //! tool calls, tokens, seconds) go to stderr. `--json` prints only the final
@@ -22,7 +22,7 @@ use windlass_tools::McpServerConfig;
 
 use crate::cli::RunArgs;
 use crate::config::ConfigError;
-use crate::sdk::{Agent, Block, Client, Termination, Usage};
+use windlass::sdk::{Agent, Block, Client, Termination, Usage};
 use view::View;
 
 /// Exit statuses of `windlass run`.

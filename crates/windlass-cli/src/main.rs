@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use windlass::cli::{Cli, Command, StoreCommand};
+use windlass_cli::cli::{Cli, Command, StoreCommand};
 
 /// mimalloc gives freed memory back to the OS, where glibc's allocator kept
 /// the peak of a large request resident (RELIABILITY.md, "Memory").
@@ -29,11 +29,11 @@ async fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => windlass::serve::run(args).await,
-        Command::Run(args) => return windlass::run::run(args).await,
-        Command::Mcp(args) => windlass::mcp_stdio::run(args).await,
+        Command::Serve(args) => windlass_cli::serve::run(args).await,
+        Command::Run(args) => return windlass_cli::run::run(args).await,
+        Command::Mcp(args) => windlass_cli::mcp_stdio::run(args).await,
         Command::Store(StoreCommand::Prune(args)) => {
-            return windlass::retention::prune_main(args).await
+            return windlass_cli::retention::prune_main(args).await
         }
     };
     match result {
