@@ -178,7 +178,9 @@ pub struct ServeArgs {
     pub mcp_allow_hosts: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientToolsArg {
     /// Status `completed`, event `response.completed` (what OpenAI does).
@@ -189,7 +191,9 @@ pub enum ClientToolsArg {
     RequiresAction,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, Copy, ValueEnum, serde::Deserialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum LogFormat {
     Text,

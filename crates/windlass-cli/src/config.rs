@@ -60,7 +60,7 @@ pub fn check_retention(days: Option<u32>) -> Result<Option<u32>, ConfigError> {
 }
 
 /// The config file's shape. Every key is optional.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     pub listen: Option<String>,
@@ -91,7 +91,7 @@ pub struct FileConfig {
     pub otlp: OtlpFile,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamFile {
     pub url: Option<String>,
@@ -103,7 +103,7 @@ pub struct UpstreamFile {
     pub max_retries: Option<u32>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoopFile {
     pub max_agentic_turns: Option<u32>,
@@ -121,7 +121,7 @@ pub struct LoopFile {
 }
 
 /// `[store]`: the SQLite file's bounds and the Postgres pool.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StoreFile {
     pub wal_limit_bytes: Option<u64>,
@@ -192,17 +192,7 @@ impl Environment {
 
 /// Every setting the config file accepts, from the structs below.
 pub fn file_schema() -> Schema {
-    // `[governance]` flattens its default rules into the table, which hides
-    // their names from the schema probe: they are added by type.
-    let mut schema = Schema::default();
-    schema.add::<FileConfig>("", &["governance"]);
-    schema.add::<windlass_governance::Rules>("governance", &[]);
-    schema.add::<std::collections::BTreeMap<String, windlass_governance::Rules>>(
-        "governance.keys",
-        &[],
-    );
-    schema.add::<Option<windlass_governance::WebhookConfig>>("governance.webhook", &[]);
-    schema
+    Schema::of::<FileConfig>()
 }
 
 /// The config file alone, as written (no environment).

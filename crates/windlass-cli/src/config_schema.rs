@@ -1,12 +1,12 @@
 //! The config file's settings, read from the config structs themselves.
 //!
-//! Serde's derive hands a struct's deserializer the list of its fields, and
-//! asks for each value by type (`deserialize_u64`, `deserialize_str`, …). A
-//! deserializer that answers with a harmless value of every type and writes
-//! down what it was asked for walks the whole shape: every setting's dotted
-//! path and kind. The environment overrides (`config_env.rs`) use it to know
-//! which variables name settings and how to read their values, and a test
-//! checks `windlass.example.toml` against it. A new field in any `[section]`
+//! Every config struct derives `schemars::JsonSchema` beside `Deserialize`;
+//! schemars reads the same `#[serde]` attributes (renames, defaults,
+//! flatten, untagged), so the JSON Schema it derives is the shape serde
+//! accepts. Walking that schema gives every setting's dotted path and kind.
+//! The environment overrides (`config_env.rs`) use it to know which
+//! variables name settings and how to read their values, and a test checks
+//! `windlass.example.toml` against it. A new field in any `[section]`
 //! appears here without anyone listing it.
 //!
 //! Paths: `server.max_connections`; `[]` for an array's elements
@@ -15,9 +15,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::de::DeserializeOwned;
-
-use crate::config_probe::{Probe, State};
+use schemars::JsonSchema;
+use serde_json::{Map, Value};
 
 /// What a setting holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,37 +41,20 @@ pub struct Schema {
     kinds: BTreeMap<String, Kind>,
 }
 
-/// Passes before giving up on fields that refuse every probe value.
-const MAX_PASSES: usize = 64;
+/// Nesting followed at most: a recursive type would otherwise never end.
+const MAX_DEPTH: usize = 16;
 
 impl Schema {
     /// The shape of `T` at the root.
-    pub fn of<T: DeserializeOwned>() -> Schema {
+    pub fn of<T: JsonSchema>() -> Schema {
+        let root = schemars::schema_for!(T);
+        let json = root.as_value();
+        let walk = Walk {
+            defs: json.get("$defs").and_then(Value::as_object),
+        };
         let mut schema = Schema::default();
-        schema.add::<T>("", &[]);
+        walk.node(json, "", 0, &mut schema.kinds);
         schema
-    }
-
-    /// Adds the shape of `T` under `prefix`, not looking inside the paths in
-    /// `opaque` (known by hand: e.g. a `#[serde(flatten)]`, which hides
-    /// fields from a deserializer).
-    pub fn add<T: DeserializeOwned>(&mut self, prefix: &str, opaque: &[&str]) {
-        let state = State::new(std::mem::take(&mut self.kinds), opaque);
-        // A field whose type refuses the probe's values (a custom check, a
-        // required field left out) fails its parent; it is left out of the
-        // next pass, so every other field is still visited.
-        for _ in 0..MAX_PASSES {
-            match T::deserialize(Probe::new(prefix, &state)) {
-                Ok(_) => break,
-                Err(e) => {
-                    let at = e.at.unwrap_or_else(|| prefix.to_owned());
-                    if at == prefix || !state.skip(at) {
-                        break;
-                    }
-                }
-            }
-        }
-        self.kinds = state.into_kinds();
     }
 
     pub fn kind(&self, path: &str) -> Option<Kind> {
@@ -107,31 +89,165 @@ impl Schema {
     }
 }
 
+fn child(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// A walk over one derived schema, resolving `$ref`s into its `$defs`.
+struct Walk<'a> {
+    defs: Option<&'a Map<String, Value>>,
+}
+
+impl<'a> Walk<'a> {
+    /// Records `path` and everything below it.
+    fn node(&self, schema: &'a Value, path: &str, depth: usize, out: &mut BTreeMap<String, Kind>) {
+        let schema = self.concrete(schema);
+        let kind = self.kind(schema);
+        if !path.is_empty() {
+            out.insert(path.to_owned(), kind);
+        }
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        match kind {
+            Kind::Table => {
+                let fields = schema.get("properties").and_then(Value::as_object);
+                for (name, field) in fields.into_iter().flatten() {
+                    self.node(field, &child(path, name), depth + 1, out);
+                }
+            }
+            Kind::Map => {
+                let entry = schema
+                    .get("additionalProperties")
+                    .unwrap_or(&Value::Bool(true));
+                self.node(entry, &child(path, "*"), depth + 1, out);
+            }
+            Kind::Seq => {
+                let element = schema.get("items").unwrap_or(&Value::Bool(true));
+                self.node(element, &child(path, "[]"), depth + 1, out);
+            }
+            _ => {}
+        }
+    }
+
+    /// The schema itself, past `$ref`s, a lone `allOf` and an `Option`'s
+    /// `anyOf: [T, null]`.
+    fn concrete(&self, mut schema: &'a Value) -> &'a Value {
+        for _ in 0..MAX_DEPTH {
+            if let Some(target) = schema.get("$ref").and_then(Value::as_str) {
+                let name = target.trim_start_matches("#/$defs/");
+                match self.defs.and_then(|d| d.get(name)) {
+                    Some(def) => schema = def,
+                    None => return schema,
+                }
+                continue;
+            }
+            let mut variants = non_null_variants(schema);
+            match (variants.next(), variants.next()) {
+                (Some(only), None) => schema = only,
+                _ => return schema,
+            }
+        }
+        schema
+    }
+
+    fn kind(&self, schema: &'a Value) -> Kind {
+        let variants: Vec<&Value> = non_null_variants(schema).collect();
+        if !variants.is_empty() {
+            // An enum whose variants carry docs is a `oneOf` of one-string
+            // schemas: the same kind throughout is that kind.
+            let first = self.kind(self.concrete(variants[0]));
+            let same = variants[1..]
+                .iter()
+                .all(|v| self.kind(self.concrete(v)) == first);
+            return if same { first } else { Kind::Any };
+        }
+        let types: Vec<&str> = match schema.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => return string_constants(schema),
+        };
+        let mut types = types.into_iter().filter(|t| *t != "null");
+        match (types.next(), types.next()) {
+            (Some("boolean"), None) => Kind::Bool,
+            (Some("integer"), None) => Kind::Int,
+            (Some("number"), None) => Kind::Float,
+            (Some("string"), None) => Kind::Str,
+            (Some("array"), None) => Kind::Seq,
+            (Some("object"), None) if schema.get("properties").is_some() => Kind::Table,
+            (Some("object"), None) => Kind::Map,
+            _ => Kind::Any,
+        }
+    }
+}
+
+/// The `anyOf`/`oneOf` variants of `schema` other than `{"type": "null"}`.
+fn non_null_variants(schema: &Value) -> impl Iterator<Item = &Value> {
+    ["anyOf", "oneOf"]
+        .into_iter()
+        .filter_map(|k| schema.get(k).and_then(Value::as_array))
+        .flatten()
+        .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
+}
+
+/// `{"const": "x"}` or `{"enum": [...]}` of strings alone is a string.
+fn string_constants(schema: &Value) -> Kind {
+    let all_strings = match (schema.get("const"), schema.get("enum")) {
+        (Some(c), _) => c.is_string(),
+        (None, Some(Value::Array(values))) => values.iter().all(Value::is_string),
+        _ => false,
+    };
+    if all_strings {
+        Kind::Str
+    } else {
+        Kind::Any
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
     use std::num::NonZeroU32;
 
-    use serde::{de, Deserialize};
+    use serde::Deserialize;
 
     use super::*;
 
-    #[derive(Deserialize)]
+    #[derive(Deserialize, JsonSchema)]
     #[allow(dead_code)]
     struct Inner {
         per_minute: NonZeroU32,
         tags: Vec<String>,
     }
 
-    #[derive(Deserialize)]
+    #[derive(Deserialize, JsonSchema)]
     #[allow(dead_code)]
     #[serde(rename_all = "snake_case")]
     enum Mode {
+        /// Documented variants make a `oneOf`.
         Fast,
         Slow,
     }
 
-    #[derive(Deserialize)]
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    #[serde(untagged)]
+    enum NameOrTable {
+        Name(String),
+        Table { name: String },
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Shared {
+        on_all: Option<bool>,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
     #[allow(dead_code)]
     struct Root {
         name: Option<String>,
@@ -139,15 +255,14 @@ mod tests {
         ratio: f64,
         mode: Mode,
         inner: Inner,
+        maybe: Option<Inner>,
         list: Vec<Inner>,
         named: BTreeMap<String, Inner>,
-        #[serde(deserialize_with = "refuse")]
-        picky: u32,
-        after: u64,
-    }
-
-    fn refuse<'de, D: de::Deserializer<'de>>(_: D) -> Result<u32, D::Error> {
-        Err(de::Error::custom("never"))
+        either: Vec<NameOrTable>,
+        #[serde(rename = "loop")]
+        agent_loop: Option<u32>,
+        #[serde(flatten)]
+        shared: Shared,
     }
 
     #[test]
@@ -157,16 +272,29 @@ mod tests {
         assert_eq!(s.kind("on"), Some(Kind::Bool));
         assert_eq!(s.kind("ratio"), Some(Kind::Float));
         assert_eq!(s.kind("mode"), Some(Kind::Str));
+        assert_eq!(s.kind("inner"), Some(Kind::Table));
         assert_eq!(s.kind("inner.per_minute"), Some(Kind::Int));
         assert_eq!(s.kind("inner.tags"), Some(Kind::Seq));
+        assert_eq!(s.kind("maybe.tags.[]"), Some(Kind::Str));
         assert_eq!(s.kind("list.[].per_minute"), Some(Kind::Int));
+        assert_eq!(s.kind("named"), Some(Kind::Map));
         assert_eq!(s.kind("named.*.tags.[]"), Some(Kind::Str));
-        // A field that refuses every value is still listed, and the fields
-        // after it are still visited.
-        assert_eq!(s.kind("picky"), Some(Kind::Any));
-        assert_eq!(s.kind("after"), Some(Kind::Int));
+        // A string or a table: decided by the value, nothing listed below.
+        assert_eq!(s.kind("either.[]"), Some(Kind::Any));
+        assert_eq!(s.kind("either.[].name"), None);
+        // serde's renames and flattening, as serde reads the file.
+        assert_eq!(s.kind("loop"), Some(Kind::Int));
+        assert_eq!(s.kind("agent_loop"), None);
+        assert_eq!(s.kind("on_all"), Some(Kind::Bool));
+        assert_eq!(s.kind("shared"), None);
         let settings = s.settings();
-        for p in ["inner.tags", "list.[].tags", "named.*.per_minute", "picky"] {
+        for p in [
+            "inner.tags",
+            "list.[].tags",
+            "named.*.per_minute",
+            "either",
+            "on_all",
+        ] {
             assert!(settings.contains(p), "{p}: {settings:?}");
         }
         assert!(!settings.contains("inner"));

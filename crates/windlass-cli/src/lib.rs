@@ -9,7 +9,6 @@
 pub mod cli;
 pub mod config;
 pub mod config_env;
-mod config_probe;
 pub mod config_schema;
 pub mod govern;
 pub mod mcp_stdio;

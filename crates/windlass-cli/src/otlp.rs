@@ -25,7 +25,7 @@ const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `[otlp]`. Every key is optional; the standard `OTEL_*` variables
 /// override it (see [`OtlpFile::resolve`]).
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OtlpFile {
     /// The collector's base URL (`http://host:4318`); traces go to

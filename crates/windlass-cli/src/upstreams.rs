@@ -24,7 +24,7 @@ use windlass_providers::{
 };
 
 /// One `[[upstreams]]` entry as written.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamEntry {
     pub name: String,
@@ -56,14 +56,14 @@ pub struct UpstreamEntry {
 
 /// A served model: a name or glob, or a name the client uses for another
 /// name upstream.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum ModelEntry {
     Name(String),
     Renamed { name: String, upstream_name: String },
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MaxTokensFieldArg {
     MaxTokens,

@@ -1,15 +1,7 @@
-//! Shared helpers for the `gateway_*` integration tests.
-//!
-//! Included with `#[path = "common/gw_util.rs"] mod gw_util;` so it does not
-//! clash with other testers' `common/mod.rs`.
-#![allow(dead_code)]
+//! What every answer must look like: OpenAI's error shape, the fields of a
+//! response, and readers of a response's output items.
 
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-use serde_json::{json, Value};
-use windlass_testkit::{Gateway, SseCapture};
+use serde_json::Value;
 
 /// The 31 fields OpenResponses' `ResponseResource` marks as required.
 pub const REQUIRED_RESPONSE_FIELDS: [&str; 31] = [
@@ -84,224 +76,6 @@ pub fn assert_api_error(status: u16, body: &Value, expected: u16) -> Value {
     assert_error_shape(body).clone()
 }
 
-/// Runs `sql` read-only on the gateway's database with the `sqlite3` CLI,
-/// or, where it is not installed (a fresh CI machine), with Python's
-/// built-in `sqlite3` module, printing rows the way the CLI does. Never
-/// skips: a DB-level check that cannot run fails. Always `Some`.
-pub fn sqlite(db: &Path, sql: &str) -> Option<String> {
-    let out = match Command::new("sqlite3")
-        .arg("-readonly")
-        .arg(db)
-        .arg(sql)
-        .output()
-    {
-        Ok(out) => out,
-        Err(_) => Command::new("python3")
-            .arg("-c")
-            .arg(PY_SQLITE)
-            .arg(db)
-            .arg(sql)
-            .output()
-            .unwrap_or_else(|e| panic!("neither sqlite3 nor python3 can run ({e}): {sql}")),
-    };
-    assert!(
-        out.status.success(),
-        "sqlite query failed on {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// `sqlite3 -readonly DB SQL` in Python: rows as `a|b|c`, NULL as empty.
-const PY_SQLITE: &str = "import sqlite3, sys\n\
-c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)\n\
-for r in c.execute(sys.argv[2]):\n    \
-print('|'.join('' if v is None else str(v) for v in r))\n";
-
-/// Number of rows in the `responses` table.
-pub fn stored_response_count(gw: &Gateway) -> Option<usize> {
-    sqlite(&gw.db, "SELECT count(*) FROM responses;").map(|s| {
-        s.trim()
-            .parse()
-            .unwrap_or_else(|e| panic!("count: {e}: {s}"))
-    })
-}
-
-/// Number of rows in the `items` table.
-pub fn stored_item_count(gw: &Gateway) -> Option<usize> {
-    sqlite(&gw.db, "SELECT count(*) FROM items;").map(|s| {
-        s.trim()
-            .parse()
-            .unwrap_or_else(|e| panic!("count: {e}: {s}"))
-    })
-}
-
-/// `(id, status, error.code)` of every stored response, oldest first.
-pub fn stored_statuses(gw: &Gateway) -> Option<Vec<(String, String, String)>> {
-    sqlite(
-        &gw.db,
-        "SELECT id, json_extract(body, '$.status'), coalesce(json_extract(body, '$.error.code'), '') \
-         FROM responses ORDER BY created_at, rowid;",
-    )
-    .map(|s| {
-        s.lines()
-            .filter(|l| !l.is_empty())
-            .map(|l| {
-                let mut p = l.splitn(3, '|');
-                (
-                    p.next().unwrap_or_default().to_owned(),
-                    p.next().unwrap_or_default().to_owned(),
-                    p.next().unwrap_or_default().to_owned(),
-                )
-            })
-            .collect()
-    })
-}
-
-/// Polls the DB until some response is stored with `status`; returns its
-/// `(id, status, error.code)`.
-pub async fn wait_db_status(
-    gw: &Gateway,
-    status: &str,
-    timeout: Duration,
-) -> Option<(String, String, String)> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let rows = stored_statuses(gw)?;
-        if let Some(r) = rows.iter().find(|r| r.1 == status) {
-            return Some(r.clone());
-        }
-        if Instant::now() >= deadline {
-            panic!("no response stored with status {status} in time; stored: {rows:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
-/// Asserts nothing at all was written to the database.
-pub fn assert_db_empty(gw: &Gateway, what: &str) {
-    if let Some(n) = stored_response_count(gw) {
-        assert_eq!(n, 0, "{what}: responses were stored");
-    }
-    if let Some(n) = stored_item_count(gw) {
-        assert_eq!(n, 0, "{what}: items were stored");
-    }
-}
-
-/// Whether the store knows an item with this public id (in-process check).
-pub async fn item_stored(gw: &Gateway, item_id: &str) -> bool {
-    gw.state
-        .engine
-        .store()
-        .find_item(windlass_engine::DEFAULT_TENANT, item_id)
-        .await
-        .expect("find_item")
-        .is_some()
-}
-
-/// Polls `GET /v1/responses/{id}` until its status is `status`.
-pub async fn wait_for_status(gw: &Gateway, id: &str, status: &str, timeout: Duration) -> Value {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let (code, body) = gw.get_json(&format!("/v1/responses/{id}")).await;
-        if code == 200 && body["status"] == status {
-            return body;
-        }
-        if Instant::now() >= deadline {
-            panic!("response {id} did not reach {status}: last {code} {body}");
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
-/// A streamed response read incrementally.
-pub struct LiveStream {
-    pub resp: reqwest::Response,
-    pub status: u16,
-    pub content_type: String,
-    pub raw: String,
-}
-
-impl LiveStream {
-    /// `POST /v1/responses` with `stream: true`; returns once headers arrived.
-    pub async fn open(gw: &Gateway, body: &Value) -> LiveStream {
-        LiveStream::open_at(&gw.client, &gw.base, body).await
-    }
-
-    /// `open` against any server (e.g. a `windlass serve` process).
-    pub async fn open_at(client: &reqwest::Client, base: &str, body: &Value) -> LiveStream {
-        let mut body = body.clone();
-        body["stream"] = json!(true);
-        let resp = client
-            .post(format!("{base}/v1/responses"))
-            .json(&body)
-            .send()
-            .await
-            .expect("request");
-        let status = resp.status().as_u16();
-        let content_type = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        LiveStream {
-            resp,
-            status,
-            content_type,
-            raw: String::new(),
-        }
-    }
-
-    /// Reads until the raw text contains `needle`; false on timeout or end.
-    pub async fn read_until(&mut self, needle: &str, timeout: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        while !self.raw.contains(needle) {
-            match tokio::time::timeout_at(deadline, self.resp.chunk()).await {
-                Ok(Ok(Some(chunk))) => self.raw.push_str(&String::from_utf8_lossy(&chunk)),
-                _ => return false,
-            }
-        }
-        true
-    }
-
-    /// The `response.id` carried by the `response.created` event.
-    pub fn response_id(&self) -> String {
-        let cap = SseCapture::parse(200, String::new(), self.complete_events());
-        let (_, created) = cap
-            .events
-            .iter()
-            .find(|(n, _)| n == "response.created")
-            .expect("response.created not read yet");
-        created["response"]["id"]
-            .as_str()
-            .expect("response id")
-            .to_owned()
-    }
-
-    /// The raw text up to the last complete event.
-    fn complete_events(&self) -> String {
-        match self.raw.rfind("\n\n") {
-            Some(i) => self.raw[..i + 2].to_owned(),
-            None => String::new(),
-        }
-    }
-
-    /// Reads the rest of the body and parses everything.
-    pub async fn finish(mut self, timeout: Duration) -> SseCapture {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            match tokio::time::timeout_at(deadline, self.resp.chunk()).await {
-                Ok(Ok(Some(chunk))) => self.raw.push_str(&String::from_utf8_lossy(&chunk)),
-                Ok(Ok(None)) => break,
-                Ok(Err(e)) => panic!("stream body error: {e}; read so far: {}", self.raw),
-                Err(_) => panic!("stream did not end in time; read so far: {}", self.raw),
-            }
-        }
-        SseCapture::parse(self.status, self.content_type, self.raw)
-    }
-}
-
 /// The `type`s of a response's output items.
 pub fn output_types(response: &Value) -> Vec<String> {
     response["output"]
@@ -310,4 +84,44 @@ pub fn output_types(response: &Value) -> Vec<String> {
         .iter()
         .map(|i| i["type"].as_str().unwrap_or("?").to_owned())
         .collect()
+}
+
+/// The output items of a response (none when it has no output array).
+pub fn output(resp: &Value) -> Vec<Value> {
+    resp["output"].as_array().cloned().unwrap_or_default()
+}
+
+/// The output items of type `kind`.
+pub fn outputs_of(resp: &Value, kind: &str) -> Vec<Value> {
+    output(resp)
+        .into_iter()
+        .filter(|i| i["type"] == kind)
+        .collect()
+}
+
+/// The one output item of `kind`.
+pub fn only(resp: &Value, kind: &str) -> Value {
+    let items: Vec<&Value> = resp["output"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no output: {resp}"))
+        .iter()
+        .filter(|i| i["type"] == kind)
+        .collect();
+    assert_eq!(items.len(), 1, "expected one {kind} in {resp}");
+    items[0].clone()
+}
+
+/// The text of the last assistant message of the output.
+pub fn final_text(resp: &Value) -> String {
+    outputs_of(resp, "message")
+        .last()
+        .map(|m| {
+            m["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["text"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -16,6 +16,7 @@ use windlass_providers::{provider_for, ChatProviderConfig, UpstreamKind};
 use windlass_server::{AppState, McpDirectory, Metrics, ServerConfig, TimedStore};
 use windlass_store::SqliteStore;
 
+use crate::http::{content_type, read};
 use crate::sse_check::SseCapture;
 use crate::FakeUpstream;
 
@@ -254,12 +255,7 @@ impl Gateway {
             .await
             .expect("request");
         let status = resp.status().as_u16();
-        let content_type = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let content_type = content_type(&resp);
         (status, content_type, resp.text().await.expect("body"))
     }
 
@@ -275,22 +271,10 @@ impl Gateway {
             .await
             .expect("request");
         let status = resp.status().as_u16();
-        let content_type = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let content_type = content_type(&resp);
         let raw = resp.text().await.expect("body");
         SseCapture::parse(status, content_type, raw)
     }
-}
-
-async fn read(resp: reqwest::Response) -> (u16, Value) {
-    let status = resp.status().as_u16();
-    let text = resp.text().await.expect("body");
-    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, value)
 }
 
 impl Drop for Gateway {

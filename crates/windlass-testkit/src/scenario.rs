@@ -1,17 +1,13 @@
-//! Shared helpers for the `loop_*` integration tests (seed 000, the agentic
-//! loop): run a request as JSON or as SSE with the same checks, read what the
-//! upstream received, and a probe executor that reports how its calls ended.
-
-#![allow(dead_code)]
-
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+//! Loop scenarios (seed 000, the agentic loop): run a request as JSON or as
+//! SSE with the same checks, and read what the upstream received. With the
+//! output readers and the probe executor, everything a scenario test uses
+//! is one `use windlass_testkit::scenario::*`.
 
 use serde_json::{json, Value};
-use windlass_engine::{
-    ToolCall, ToolContext, ToolDefinition, ToolError, ToolExecutor, ToolKind, ToolResult,
-};
-use windlass_testkit::{Gateway, SseCapture};
+
+pub use crate::check::{final_text, output, output_types, outputs_of};
+pub use crate::probe::{Probe, ProbeEnd, ProbeEndKind};
+use crate::{Gateway, SseCapture};
 
 /// The two surfaces every scenario is checked on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,39 +146,6 @@ pub fn item_events(cap: &SseCapture) -> Vec<String> {
         .collect()
 }
 
-pub fn output(resp: &Value) -> Vec<Value> {
-    resp["output"].as_array().cloned().unwrap_or_default()
-}
-
-pub fn output_types(resp: &Value) -> Vec<String> {
-    output(resp)
-        .iter()
-        .map(|i| i["type"].as_str().unwrap_or("?").to_owned())
-        .collect()
-}
-
-pub fn outputs_of(resp: &Value, kind: &str) -> Vec<Value> {
-    output(resp)
-        .into_iter()
-        .filter(|i| i["type"] == kind)
-        .collect()
-}
-
-/// The text of the last assistant message of the output.
-pub fn final_text(resp: &Value) -> String {
-    outputs_of(resp, "message")
-        .last()
-        .map(|m| {
-            m["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p["text"].as_str())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// `messages` of an upstream chat-completions request.
 pub fn messages(req: &Value) -> Vec<Value> {
     req["messages"].as_array().cloned().unwrap_or_default()
@@ -236,137 +199,4 @@ pub fn upstream_tool_names(req: &Value) -> Vec<String> {
         .flatten()
         .map(|t| t["function"]["name"].as_str().unwrap_or("?").to_owned())
         .collect()
-}
-
-/// How a probe call ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ProbeEndKind {
-    /// The sleep ran to its end.
-    Finished,
-    /// The response's cancel token fired while sleeping.
-    Cancelled,
-    /// The engine dropped the call's future.
-    Dropped,
-}
-
-#[derive(Clone, Debug)]
-pub struct ProbeEnd {
-    pub after: Duration,
-    pub how: ProbeEndKind,
-}
-
-#[derive(Default, Debug)]
-struct ProbeState {
-    response_ids: Vec<String>,
-    started: usize,
-    ended: Vec<ProbeEnd>,
-}
-
-/// A server-side executor for one tool that sleeps then answers, and records
-/// the response id of each call and how (and when) each call ended.
-#[derive(Clone)]
-pub struct Probe {
-    name: String,
-    sleep: Duration,
-    output: String,
-    state: Arc<Mutex<ProbeState>>,
-}
-
-impl Probe {
-    pub fn new(name: &str, sleep: Duration, output: &str) -> Probe {
-        Probe {
-            name: name.to_owned(),
-            sleep,
-            output: output.to_owned(),
-            state: Arc::default(),
-        }
-    }
-
-    pub fn arc(&self) -> Arc<dyn ToolExecutor> {
-        Arc::new(self.clone())
-    }
-
-    pub fn started(&self) -> usize {
-        self.state.lock().unwrap().started
-    }
-
-    pub fn ended(&self) -> Vec<ProbeEnd> {
-        self.state.lock().unwrap().ended.clone()
-    }
-
-    pub fn response_ids(&self) -> Vec<String> {
-        self.state.lock().unwrap().response_ids.clone()
-    }
-
-    /// Waits until `n` calls started; panics after `timeout`.
-    pub async fn wait_started(&self, n: usize, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
-        while self.started() < n {
-            assert!(Instant::now() < deadline, "probe: {n} calls never started");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
-    /// Waits until `n` calls ended; `false` on timeout.
-    pub async fn wait_ended(&self, n: usize, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        while self.ended().len() < n {
-            if Instant::now() >= deadline {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        true
-    }
-}
-
-struct EndGuard {
-    state: Arc<Mutex<ProbeState>>,
-    start: Instant,
-    how: ProbeEndKind,
-}
-
-impl Drop for EndGuard {
-    fn drop(&mut self) {
-        if let Ok(mut s) = self.state.lock() {
-            s.ended.push(ProbeEnd {
-                after: self.start.elapsed(),
-                how: self.how.clone(),
-            });
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl ToolExecutor for Probe {
-    fn kind(&self) -> ToolKind {
-        ToolKind::Builtin
-    }
-
-    fn can_execute(&self, tool: &ToolDefinition) -> bool {
-        tool.name == self.name
-    }
-
-    async fn execute(&self, ctx: &ToolContext, _call: &ToolCall) -> Result<ToolResult, ToolError> {
-        {
-            let mut s = self.state.lock().unwrap();
-            s.response_ids.push(ctx.response_id.clone());
-            s.started += 1;
-        }
-        let mut guard = EndGuard {
-            state: self.state.clone(),
-            start: Instant::now(),
-            how: ProbeEndKind::Dropped,
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(self.sleep) => {
-                guard.how = ProbeEndKind::Finished;
-                Ok(ToolResult::ok(self.output.clone()))
-            }
-            _ = ctx.cancel.cancelled() => {
-                guard.how = ProbeEndKind::Cancelled;
-                Err(ToolError::Failed("cancelled".into()))
-            }
-        }
-    }
 }

@@ -1,12 +1,12 @@
-//! Helpers for the tenancy tests: named keys of several tenants, and a
-//! client that sends one of them.
-#![allow(dead_code)]
+//! Tenancy: named keys of several tenants, and a client that sends one of
+//! them.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use windlass_server::{ApiKey, KeyConfig};
-use windlass_testkit::Gateway;
+
+use crate::Gateway;
 
 pub const WAIT: Duration = Duration::from_secs(20);
 
@@ -114,20 +114,13 @@ pub async fn read_until(resp: &mut reqwest::Response, needle: &str) -> String {
 
 /// The id of the `response.created` event in a stream's text.
 pub fn created_id(raw: &str) -> String {
-    let line = raw
-        .lines()
-        .find(|l| l.starts_with("data: ") && l.contains("response.created"))
-        .expect("response.created");
-    let v: Value = serde_json::from_str(&line["data: ".len()..]).expect("json");
-    v["response"]["id"].as_str().expect("id").to_owned()
+    crate::live::created_id(raw).expect("response.created")
 }
 
-/// The error object of an error answer, with the status checked.
+/// The error object of an error answer, with the status and OpenAI's error
+/// shape checked.
 pub fn error_of(status: u16, body: &Value, expected: u16) -> Value {
-    assert_eq!(status, expected, "{body}");
-    let e = &body["error"];
-    assert!(e["message"].is_string() && e["type"].is_string(), "{body}");
-    e.clone()
+    crate::check::assert_api_error(status, body, expected)
 }
 
 /// An error body with the id replaced, to compare answers for two ids.

@@ -22,8 +22,8 @@ use windlass_tools::McpServerConfig;
 
 use crate::cli::RunArgs;
 use crate::config::ConfigError;
-use windlass::sdk::{Agent, Block, Client, Termination, Usage};
 use view::View;
+use windlass::sdk::{Agent, Block, Client, Termination, Usage};
 
 /// Exit statuses of `windlass run`.
 pub mod exit {
@@ -80,7 +80,8 @@ fn exit_code(termination: Option<&Termination>) -> u8 {
             | Termination::Incomplete { .. }
             | Termination::AwaitingToolResults,
         ) => exit::INCOMPLETE,
-        Some(Termination::Failed { .. }) | None => exit::FAILED,
+        // `Failed`, no ending at all, or an ending newer than this command.
+        Some(_) | None => exit::FAILED,
     }
 }
 
@@ -233,6 +234,7 @@ fn summary(t: &Termination, u: &Usage, turns: u32, calls: u32, elapsed: Duration
         Termination::Interrupted => s.push_str(" (interrupted)"),
         Termination::Failed { code, .. } => s.push_str(&format!(" (failed: {code})")),
         Termination::AwaitingToolResults => s.push_str(" (waiting for tool results)"),
+        other => s.push_str(&format!(" ({other:?})")),
     }
     s
 }

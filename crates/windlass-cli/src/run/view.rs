@@ -135,6 +135,8 @@ impl View {
                 let text = self.style("2", &text);
                 self.note(&text);
             }
+            // A kind of block newer than this view: nothing to show.
+            _ => {}
         }
         if !self.running.is_empty() && self.tty {
             let names: Vec<&str> = self.running.iter().map(|(_, n)| n.as_str()).collect();

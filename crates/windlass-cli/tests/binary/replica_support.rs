@@ -1,13 +1,13 @@
 //! Real `windlass serve` processes sharing one Postgres database (a fresh
 //! schema of `WINDLASS_TEST_PG`, which `scripts/postgres.sh` sets).
 
-#![allow(dead_code)] // each test binary uses a different subset
-
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
+use windlass_testkit::http::read;
+use windlass_testkit::live::created_id;
 
 /// A fresh schema as a database URL, or `None` (test skipped, and says so)
 /// when `WINDLASS_TEST_PG` is unset.
@@ -89,37 +89,24 @@ impl Replica {
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        let r = self
-            .client
-            .post(self.url(path))
-            .json(body)
-            .send()
-            .await
-            .expect("request");
-        let status = r.status().as_u16();
-        (status, r.json().await.expect("json body"))
+        let req = self.client.post(self.url(path)).json(body);
+        read(req.send().await.expect("request")).await
     }
 
     pub async fn get(&self, path: &str) -> (u16, Value) {
-        let r = self
-            .client
-            .get(self.url(path))
-            .send()
-            .await
-            .expect("request");
-        let status = r.status().as_u16();
-        (status, r.json().await.expect("json body"))
+        read(
+            self.client
+                .get(self.url(path))
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await
     }
 
     pub async fn delete(&self, path: &str) -> (u16, Value) {
-        let r = self
-            .client
-            .delete(self.url(path))
-            .send()
-            .await
-            .expect("request");
-        let status = r.status().as_u16();
-        (status, r.json().await.expect("json body"))
+        let req = self.client.delete(self.url(path));
+        read(req.send().await.expect("request")).await
     }
 
     /// Opens a streamed create and reads until `response.created`; returns
@@ -161,15 +148,4 @@ impl Drop for Replica {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// The response id of the `response.created` event in `raw` SSE text.
-fn created_id(raw: &str) -> Option<String> {
-    raw.split("\n\n").find_map(|event| {
-        let data = event.lines().find_map(|l| l.strip_prefix("data: "))?;
-        let v: Value = serde_json::from_str(data).ok()?;
-        (v["type"] == "response.created")
-            .then(|| v["response"]["id"].as_str().map(str::to_owned))
-            .flatten()
-    })
 }

@@ -5,11 +5,9 @@
 //! shared. Skipped when
 //! `WINDLASS_TEST_PG` is unset; `scripts/test.sh` sets it.
 
-mod replica_support;
-
 use std::time::Duration;
 
-use replica_support::{pg_schema_url, Replica};
+use crate::replica_support::{pg_schema_url, Replica};
 use serde_json::json;
 use windlass_testkit::{FakeUpstream, Reply};
 

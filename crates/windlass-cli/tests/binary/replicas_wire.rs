@@ -4,11 +4,9 @@
 //! run it gets a defined answer at once. Skipped when `WINDLASS_TEST_PG` is
 //! unset; `scripts/test.sh` sets it.
 
-mod replica_support;
-
 use std::time::Duration;
 
-use replica_support::{pg_schema_url, Replica};
+use crate::replica_support::{pg_schema_url, Replica};
 use serde_json::{json, Value};
 use windlass_testkit::{FakeUpstream, Reply};
 

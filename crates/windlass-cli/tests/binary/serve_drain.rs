@@ -4,15 +4,13 @@
 //! cancelled, stored `cancelled`, and the process exits 0 either way; a
 //! second SIGTERM cuts the grace period short.
 
-#[path = "common/gw_util.rs"]
-mod gw_util;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
 use std::time::Duration;
 
-use gw_util::{assert_api_error, LiveStream};
 use serde_json::{json, Value};
+use windlass_testkit::check::assert_api_error;
+use windlass_testkit::live::LiveStream;
 use windlass_testkit::{FakeUpstream, Reply};
 
 /// Generous bounds for a loaded machine; nothing asserts a duration.

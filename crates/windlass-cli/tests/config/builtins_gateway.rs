@@ -3,16 +3,13 @@
 //! calls become `mcp_call` items; refusals (read-only, rate limits) are
 //! error outputs the model reads and the response still completes.
 
-mod loop_support;
-mod mcp_support;
-
 use std::path::{Path, PathBuf};
 
-use loop_support::*;
-use mcp_support::only;
 use serde_json::json;
-use windlass::govern::govern;
+use windlass_cli::govern::govern;
 use windlass_governance::GovernanceConfig;
+use windlass_testkit::check::only;
+use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, Reply};
 use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::{McpConfig, McpServers};

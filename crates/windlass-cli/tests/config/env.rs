@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use windlass::config::{file_schema, load, ConfigError, Environment, FileConfig};
-use windlass::config_env::apply;
-use windlass::config_schema::Kind;
+use windlass_cli::config::{file_schema, load, ConfigError, Environment, FileConfig};
+use windlass_cli::config_env::apply;
+use windlass_cli::config_schema::Kind;
 
 fn file(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("windlass-env-{}-{name}", std::process::id()));
@@ -154,7 +154,7 @@ fn every_setting_has_a_variable() {
 /// The variables `windlass serve`'s flags read.
 fn serve_flag_vars() -> Vec<String> {
     use clap::CommandFactory;
-    let cli = windlass::cli::Cli::command();
+    let cli = windlass_cli::cli::Cli::command();
     let serve = cli.find_subcommand("serve").expect("serve");
     serve
         .get_arguments()

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use windlass::config::{file_schema, load, Environment};
-use windlass::config_schema::Schema;
+use windlass_cli::config::{file_schema, load, Environment};
+use windlass_cli::config_schema::Schema;
 
 fn example() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../windlass.example.toml")
@@ -67,7 +67,7 @@ fn every_setting_the_loader_knows_is_in_the_example() {
     let mut seen = BTreeSet::new();
     written(&schema, "", &toml::Value::Table(table), &mut seen);
     let settings = schema.settings();
-    // The schema found the sections it must (a sanity check on the probe).
+    // The schema found the sections it must (a sanity check on the derive).
     for known in [
         "server.shutdown_grace_secs",
         "loop.max_agentic_turns",

@@ -1,16 +1,14 @@
 //! Routing by model across several upstreams of different kinds, the
 //! merged model list, unknown models, and failover to a fallback upstream.
 
-mod loop_support;
-
 use std::sync::Arc;
 
-use loop_support::*;
 use serde_json::json;
-use windlass::config::FileConfig;
-use windlass::upstreams::build_router;
+use windlass_cli::config::FileConfig;
+use windlass_cli::upstreams::build_router;
 use windlass_engine::ProviderError;
 use windlass_providers::RouterProvider;
+use windlass_testkit::scenario::*;
 use windlass_testkit::{FakeUpstream, Gateway, GatewayOptions, Reply};
 
 /// A gateway routing by the `[[upstreams]]` table `toml` (`{A}` and `{B}`

@@ -24,7 +24,7 @@ pub use worker::resume_blob;
 pub(crate) use worker::start_background;
 
 /// Background-mode settings (`[server.background]`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct BackgroundConfig {
     /// Background responses running at once; more wait `queued`.

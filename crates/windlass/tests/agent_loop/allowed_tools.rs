@@ -3,10 +3,8 @@
 //! `tool_choice: {type: allowed_tools}`, plus calls to tools the request does
 //! not have (edge case). Over HTTP as JSON and as SSE.
 
-mod loop_support;
-
-use loop_support::*;
 use serde_json::{json, Value};
+use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply, ToolCallSpec};
 
 fn abc_mock() -> MockExecutor {

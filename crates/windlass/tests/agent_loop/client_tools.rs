@@ -2,11 +2,9 @@
 //! and continuations (FR-018..021, FR-026), mixed turns (clarification), over
 //! HTTP as JSON and as SSE.
 
-mod loop_support;
-
-use loop_support::*;
 use serde_json::{json, Value};
 use windlass_engine::{ClientToolsStatus, EngineConfig};
+use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply, ToolCallSpec};
 
 fn fco(call_id: &str, output: &str) -> Value {

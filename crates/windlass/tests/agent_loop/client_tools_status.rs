@@ -2,10 +2,8 @@
 //! (OpenAI's behaviour), `requires_action` when the server or the request
 //! (header `X-Windlass-Client-Tools-Status`) opts in; JSON and SSE.
 
-mod loop_support;
-
-use loop_support::*;
 use serde_json::{json, Value};
+use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, Reply, SseCapture};
 
 const HEADER: &str = "X-Windlass-Client-Tools-Status";

@@ -1,14 +1,12 @@
 //! Seed 004's loop limits, completion check and execution trace, through
 //! HTTP (JSON and SSE) with the scripted upstream standing in for the model.
 
-mod loop_support;
-
-use loop_support::*;
 use serde_json::{json, Value};
 use windlass_engine::{
     CallDecision, EngineConfig, Policy, PolicyContext, RuledDecision, ToolCall, ToolDefinition,
     VERIFICATION_PROMPT,
 };
+use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply, ToolCallSpec};
 
 fn gateway_opts(mock: &MockExecutor, engine: EngineConfig) -> GatewayOptions {

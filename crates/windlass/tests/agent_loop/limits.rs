@@ -3,17 +3,15 @@
 //! (FR-030), and the `Policy` gate (deny, rewrite, replace, stop). Over HTTP
 //! as JSON and as SSE.
 
-mod loop_support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use loop_support::*;
 use serde_json::{json, Value};
 use windlass_engine::{
     CallDecision, EngineConfig, LoopBudget, Policy, PolicyContext, ToolCall, ToolDefinition,
     ToolResult, TurnDecision,
 };
+use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply};
 
 fn req(tools: &[&str]) -> Value {

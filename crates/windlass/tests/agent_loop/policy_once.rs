@@ -2,13 +2,11 @@
 //! server call paused with a mixed turn meets `before_call` when it runs on
 //! continuation, not also when the turn paused.
 
-mod loop_support;
-
 use std::sync::{Arc, Mutex};
 
-use loop_support::*;
 use serde_json::json;
 use windlass_engine::{CallDecision, Policy, PolicyContext, ToolCall, ToolDefinition};
+use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply, ToolCallSpec};
 
 #[derive(Default)]

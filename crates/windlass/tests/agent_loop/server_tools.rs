@@ -1,13 +1,11 @@
 //! Seed 000, user story 2: the multi-turn loop with server-side executors
 //! (FR-011/012, FR-016/017, FR-022..031), over HTTP as JSON and as SSE.
 
-mod loop_support;
-
 use std::time::Duration;
 
-use loop_support::*;
 use serde_json::json;
 use windlass_engine::EngineConfig;
+use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply, ToolCallSpec};
 
 async fn gateway(mock: &MockExecutor) -> Gateway {

@@ -1,10 +1,8 @@
 //! Seed 000, user story 1: single-turn function tool calls and `tool_choice`
 //! (FR-004..FR-007), over HTTP as JSON and as SSE.
 
-mod loop_support;
-
-use loop_support::*;
 use serde_json::json;
+use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply, ToolCallSpec};
 
 fn weather_tools() -> serde_json::Value {

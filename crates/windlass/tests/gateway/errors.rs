@@ -3,16 +3,12 @@
 //! client disconnects and the cancel endpoint stop the upstream call and end
 //! `cancelled`.
 
-#[path = "common/gw_util.rs"]
-mod gw_util;
-
 use std::time::Duration;
 
-use gw_util::{
-    assert_api_error, assert_db_empty, assert_error_shape, item_stored, stored_statuses,
-    wait_db_status, wait_for_status, LiveStream,
-};
 use serde_json::{json, Value};
+use windlass_testkit::check::{assert_api_error, assert_error_shape};
+use windlass_testkit::db::{assert_db_empty, item_stored, stored_statuses, wait_db_status};
+use windlass_testkit::live::{wait_for_status, LiveStream};
 use windlass_testkit::{Gateway, GatewayOptions, Reply, ToolCallSpec};
 
 const SHORT: Duration = Duration::from_millis(300);

@@ -1,11 +1,8 @@
 //! Foundation acceptance: `/v1/models`, health and readiness, unknown routes,
 //! API-key authentication.
 
-#[path = "common/gw_util.rs"]
-mod gw_util;
-
-use gw_util::{assert_api_error, assert_error_shape};
 use serde_json::{json, Value};
+use windlass_testkit::check::{assert_api_error, assert_error_shape};
 use windlass_testkit::{Gateway, GatewayOptions, Reply};
 
 #[tokio::test]

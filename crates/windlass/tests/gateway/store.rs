@@ -1,13 +1,10 @@
 //! Foundation acceptance: persistence on every path, `store: false`,
 //! `previous_response_id` chains, restarts, input item listing, delete.
 
-#[path = "common/gw_util.rs"]
-mod gw_util;
-
-use gw_util::{
-    assert_api_error, assert_db_empty, item_stored, stored_response_count, stored_statuses,
-};
 use serde_json::{json, Value};
+use windlass_testkit::check::assert_api_error;
+use windlass_testkit::db::{assert_db_empty, item_stored, stored_response_count, stored_statuses};
+use windlass_testkit::live::LiveStream;
 use windlass_testkit::{Gateway, GatewayOptions, Reply, ToolCallSpec};
 
 fn id_of(r: &Value) -> String {
@@ -632,7 +629,7 @@ async fn shutdown_with_a_stream_in_flight_stores_it_cancelled() {
             .delay_between_chunks(std::time::Duration::from_millis(40)),
     );
     let wait = std::time::Duration::from_secs(5);
-    let mut live = gw_util::LiveStream::open(&gw, &json!({"model": "m", "input": "hi"})).await;
+    let mut live = LiveStream::open(&gw, &json!({"model": "m", "input": "hi"})).await;
     assert!(live.read_until("response.output_text.delta", wait).await);
     let id = live.response_id();
     let reader = tokio::spawn(async move { live.finish(wait).await });

@@ -3,10 +3,8 @@
 //! exactly what it held before, row for row, and neither the file nor its
 //! WAL grew.
 
-#[path = "common/gw_util.rs"]
-mod gw_util;
-
 use serde_json::{json, Value};
+use windlass_testkit::db;
 use windlass_testkit::{Gateway, Reply};
 
 /// Every row of every table, in a stable order.
@@ -15,7 +13,7 @@ fn dump(gw: &Gateway) -> String {
     tables
         .iter()
         .map(|t| {
-            let rows = gw_util::sqlite(&gw.db, &format!("SELECT * FROM {t} ORDER BY 1, 2;"))
+            let rows = db::sqlite(&gw.db, &format!("SELECT * FROM {t} ORDER BY 1, 2;"))
                 .unwrap_or_default();
             format!("{t}:\n{rows}")
         })

@@ -1,11 +1,8 @@
 //! Foundation acceptance: text, reasoning and single-shot tool calls over
 //! JSON and SSE; usage; what the upstream is sent; the response resource.
 
-#[path = "common/gw_util.rs"]
-mod gw_util;
-
-use gw_util::{output_types, REQUIRED_RESPONSE_FIELDS};
 use serde_json::{json, Value};
+use windlass_testkit::check::{output_types, REQUIRED_RESPONSE_FIELDS};
 use windlass_testkit::{
     Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply, SseCapture, ToolCallSpec,
 };

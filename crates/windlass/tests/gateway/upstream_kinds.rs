@@ -2,18 +2,13 @@
 //! Responses API, Anthropic Messages), each against the scripted fake
 //! speaking that vendor's wire format, as JSON and as SSE.
 
-#[path = "common/gw_util.rs"]
-mod gw_util;
-mod kinds_support;
-mod loop_support;
-
 use std::time::Duration;
 
-use gw_util::{wait_for_status, LiveStream};
-use kinds_support::*;
-use loop_support::*;
+use crate::kinds_support::*;
 use serde_json::{json, Value};
 use windlass_providers::UpstreamKind;
+use windlass_testkit::live::{wait_for_status, LiveStream};
+use windlass_testkit::scenario::*;
 use windlass_testkit::{MockBehavior, MockExecutor, Reply};
 
 const WAIT: Duration = Duration::from_secs(10);

@@ -13,8 +13,6 @@ use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 use windlass_server::ServerConfig;
 use windlass_testkit::{Gateway, GatewayOptions, Reply, ToolCallSpec};
 
-mod tenancy_support;
-
 type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
 
 const TERMINAL: [&str; 3] = [
@@ -370,7 +368,7 @@ async fn closing_the_socket_cancels_the_running_response() {
 
 #[tokio::test]
 async fn a_socket_works_in_its_keys_tenant_only() {
-    use tenancy_support::{key, resolve};
+    use windlass_testkit::tenants::{key, resolve};
     let mut opts = GatewayOptions::default();
     opts.server.keys = resolve(&[key("alice", "acme"), key("bob", "globex")]);
     let gw = Gateway::start_with(opts).await;

@@ -4,17 +4,11 @@
 //! `approval_request_id`), deny feeds the model the denial; unknown or
 //! already-answered ids are 400; `max_tool_calls` counts MCP calls.
 
-mod loop_support;
-mod mcp_support;
-
-use loop_support::*;
-use mcp_support::*;
+use crate::support::*;
 use serde_json::{json, Value};
+use windlass_testkit::scenario::*;
+use windlass_testkit::{check, db};
 use windlass_testkit::{McpFixture, PyMcp, Reply, ToolCallSpec};
-
-#[path = "common/gw_util.rs"]
-#[allow(unused_imports)]
-mod gw_util;
 
 fn approval(id: &str, approve: bool) -> Value {
     json!({"type": "mcp_approval_response", "approval_request_id": id, "approve": approve})
@@ -189,7 +183,7 @@ async fn unknown_or_answered_approval_id_is_400() {
             "tools": [mcp_tool_default("calc", &fx.url)],
         })
     };
-    let stored = gw_util::stored_response_count(&gw);
+    let stored = db::stored_response_count(&gw);
 
     let (status, resp) = gw
         .post_json(
@@ -197,7 +191,7 @@ async fn unknown_or_answered_approval_id_is_400() {
             &cont(json!([approval("mcpr_unknown", true)]), &parent.id()),
         )
         .await;
-    let err = gw_util::assert_api_error(status, &resp, 400);
+    let err = check::assert_api_error(status, &resp, 400);
     assert_eq!(err["param"], "input[0].approval_request_id", "{resp}");
 
     // The same id twice in one input.
@@ -210,13 +204,9 @@ async fn unknown_or_answered_approval_id_is_400() {
             ),
         )
         .await;
-    let err = gw_util::assert_api_error(status, &resp, 400);
+    let err = check::assert_api_error(status, &resp, 400);
     assert_eq!(err["param"], "input[1].approval_request_id", "{resp}");
-    assert_eq!(
-        gw_util::stored_response_count(&gw),
-        stored,
-        "nothing stored"
-    );
+    assert_eq!(db::stored_response_count(&gw), stored, "nothing stored");
     assert!(gw.hub.calls().is_empty());
 
     // Answered once (approved) ...
@@ -235,7 +225,7 @@ async fn unknown_or_answered_approval_id_is_400() {
             &cont(json!([approval(&req_id, true)]), &first.id()),
         )
         .await;
-    let err = gw_util::assert_api_error(status, &resp, 400);
+    let err = check::assert_api_error(status, &resp, 400);
     assert_eq!(err["param"], "input[0].approval_request_id", "{resp}");
     assert_eq!(gw.hub.calls().len(), 1);
 }

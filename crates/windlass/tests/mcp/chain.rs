@@ -4,12 +4,9 @@
 //! results (several text parts, an image, structured content) reaching the
 //! upstream tool message without loss.
 
-mod loop_support;
-mod mcp_support;
-
-use loop_support::*;
-use mcp_support::*;
+use crate::support::*;
 use serde_json::{json, Value};
+use windlass_testkit::scenario::*;
 use windlass_testkit::{McpFixture, PyMcp, Reply, ToolCallSpec};
 
 /// The PNG `multi()` returns.

@@ -3,19 +3,13 @@
 //! an unknown label, a server down at start (listing fails: 424 /
 //! `response.failed`), and the operator view `GET /v1/mcp/servers`.
 
-mod loop_support;
-mod mcp_support;
-
-use loop_support::*;
-use mcp_support::*;
+use crate::support::*;
 use serde_json::json;
 use windlass_protocol::{McpApprovalMode, McpRequireApproval};
+use windlass_testkit::scenario::*;
+use windlass_testkit::{check, db};
 use windlass_testkit::{python_stdio_command, McpFixture, PyMcp, Reply};
 use windlass_tools::{McpConfig, McpServerConfig, ServerState};
-
-#[path = "common/gw_util.rs"]
-#[allow(unused_imports)]
-mod gw_util;
 
 fn stdio_server(label: &str, approval: Option<McpApprovalMode>) -> McpServerConfig {
     let (command, args) = python_stdio_command(PyMcp::V2);
@@ -129,14 +123,14 @@ async fn unknown_configured_label_is_400() {
         {"type": "mcp", "server_label": "nope"}
     ]});
     let (status, resp) = gw.post_json("/v1/responses", &body).await;
-    let err = gw_util::assert_api_error(status, &resp, 400);
+    let err = check::assert_api_error(status, &resp, 400);
     assert_eq!(err["param"], "tools[1].server_label", "{resp}");
     let mut stream_body = body.clone();
     stream_body["stream"] = json!(true);
     let (status, _) = gw.post_json("/v1/responses", &stream_body).await;
     assert_eq!(status, 400);
     assert_eq!(gw.upstream.request_count(), 0);
-    gw_util::assert_db_empty(&gw, "unknown label");
+    db::assert_db_empty(&gw, "unknown label");
 }
 
 /// A configured server that is down: the listing fails, the response fails
@@ -154,7 +148,7 @@ async fn configured_server_down_fails_listing() {
         {"type": "mcp", "server_label": "down", "require_approval": "never"}
     ]});
     let (status, resp) = gw.post_json("/v1/responses", &body).await;
-    let err = gw_util::assert_api_error(status, &resp, 424);
+    let err = check::assert_api_error(status, &resp, 424);
     assert_eq!(err["code"], "mcp_list_tools_failed", "{resp}");
     assert!(err["message"].as_str().unwrap().contains("down"), "{resp}");
 

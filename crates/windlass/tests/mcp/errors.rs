@@ -3,20 +3,14 @@
 //! request-declared server that is down, and the outbound guard refusing
 //! loopback / private `server_url`s unless allowlisted.
 
-mod loop_support;
-mod mcp_support;
-
 use std::time::{Duration, Instant};
 
-use loop_support::*;
-use mcp_support::*;
+use crate::support::*;
 use serde_json::{json, Value};
+use windlass_testkit::scenario::*;
+use windlass_testkit::{check, db};
 use windlass_testkit::{McpFixture, PyMcp, Reply};
 use windlass_tools::McpConfig;
-
-#[path = "common/gw_util.rs"]
-#[allow(unused_imports)]
-mod gw_util;
 
 fn body(url: &str) -> Value {
     json!({"model": "m", "input": "go", "tools": [mcp_tool("calc", url)]})
@@ -159,7 +153,7 @@ async fn declared_server_down_fails_listing() {
     .await;
     let b = body(&dead_url());
     let (status, resp) = gw.post_json("/v1/responses", &b).await;
-    let err = gw_util::assert_api_error(status, &resp, 424);
+    let err = check::assert_api_error(status, &resp, 424);
     assert_eq!(err["code"], "mcp_list_tools_failed", "{resp}");
     assert_eq!(err["param"], "tools[0]", "{resp}");
     let cap = gw.stream(&b).await;
@@ -186,7 +180,7 @@ async fn ssrf_guard_refuses_private_urls_unless_allowlisted() {
         let mut b = b.clone();
         b["stream"] = json!(stream);
         let (status, resp) = strict.post_json("/v1/responses", &b).await;
-        let err = gw_util::assert_api_error(status, &resp, 400);
+        let err = check::assert_api_error(status, &resp, 400);
         assert_eq!(err["code"], "mcp_server_refused", "{resp}");
         assert_eq!(err["param"], "tools[1].server_url", "{resp}");
     }
@@ -197,13 +191,13 @@ async fn ssrf_guard_refuses_private_urls_unless_allowlisted() {
         "http://192.168.0.1/mcp",
     ] {
         let (status, resp) = strict.post_json("/v1/responses", &body(url)).await;
-        let err = gw_util::assert_api_error(status, &resp, 400);
+        let err = check::assert_api_error(status, &resp, 400);
         assert_eq!(err["code"], "mcp_server_refused", "{url}: {resp}");
         assert_eq!(err["param"], "tools[0].server_url", "{url}: {resp}");
     }
     assert!(strict.hub.ops().is_empty(), "{:?}", strict.hub.ops());
     assert_eq!(strict.upstream.request_count(), 0);
-    gw_util::assert_db_empty(&strict, "refused server_url");
+    db::assert_db_empty(&strict, "refused server_url");
 
     // Allowlisted: the same request works; other private ranges stay refused.
     let open = start(loopback_config()).await;
@@ -229,9 +223,9 @@ async fn non_http_server_url_is_refused() {
     let gw = start(loopback_config()).await;
     for url in ["file:///etc/passwd", "ftp://127.0.0.1/mcp", "not a url"] {
         let (status, resp) = gw.post_json("/v1/responses", &body(url)).await;
-        let err = gw_util::assert_api_error(status, &resp, 400);
+        let err = check::assert_api_error(status, &resp, 400);
         assert_eq!(err["param"], "tools[0].server_url", "{url}: {resp}");
     }
     assert!(gw.hub.ops().is_empty());
-    gw_util::assert_db_empty(&gw, "bad scheme");
+    db::assert_db_empty(&gw, "bad scheme");
 }

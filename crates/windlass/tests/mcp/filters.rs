@@ -3,18 +3,12 @@
 //! (`label__tool`, at most 64 characters), bad or duplicate labels, and a
 //! gateway without MCP.
 
-mod loop_support;
-mod mcp_support;
-
-use loop_support::*;
-use mcp_support::*;
+use crate::support::*;
 use serde_json::json;
 use windlass_engine::mcp_tool_name;
+use windlass_testkit::scenario::*;
+use windlass_testkit::{check, db};
 use windlass_testkit::{Gateway, McpFixture, PyMcp, Reply, ToolCallSpec};
-
-#[path = "common/gw_util.rs"]
-#[allow(unused_imports)]
-mod gw_util;
 
 /// `allowed_tools` limits what the model is offered; a call to a tool it
 /// hides is not run.
@@ -130,7 +124,7 @@ async fn tool_choice_names_an_mcp_tool() {
                     "tool_choice": {"type": "mcp", "server_label": "other"}}),
         )
         .await;
-    let err = gw_util::assert_api_error(status, &resp, 400);
+    let err = check::assert_api_error(status, &resp, 400);
     assert_eq!(err["param"], "tool_choice.server_label");
 }
 
@@ -207,11 +201,11 @@ async fn bad_declarations_are_400() {
                 &json!({"model": "m", "input": "x", "tools": tools}),
             )
             .await;
-        let err = gw_util::assert_api_error(status, &resp, 400);
+        let err = check::assert_api_error(status, &resp, 400);
         assert_eq!(err["param"], param, "{tools}: {resp}");
     }
     assert!(gw.hub.ops().is_empty());
-    gw_util::assert_db_empty(&gw, "bad declarations");
+    db::assert_db_empty(&gw, "bad declarations");
 
     // Without an MCP hub, `mcp` tools are refused.
     let plain = Gateway::start().await;
@@ -221,6 +215,6 @@ async fn bad_declarations_are_400() {
             &json!({"model": "m", "input": "x", "tools": [mcp_tool("calc", &url)]}),
         )
         .await;
-    gw_util::assert_api_error(status, &resp, 400);
+    check::assert_api_error(status, &resp, 400);
     assert_eq!(plain.upstream.request_count(), 0);
 }

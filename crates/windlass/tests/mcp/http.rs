@@ -3,12 +3,9 @@
 //! first turn, `label__tool` names upstream, `mcp_call` items and their
 //! events, and the plain call + tool message the next turn sees. JSON and SSE.
 
-mod loop_support;
-mod mcp_support;
-
-use loop_support::*;
-use mcp_support::*;
+use crate::support::*;
 use serde_json::{json, Value};
+use windlass_testkit::scenario::*;
 use windlass_testkit::{McpFixture, PyMcp, Reply, ToolCallSpec};
 
 /// The full add round trip on one fixture, in one mode.

@@ -2,21 +2,15 @@
 //! configured stdio server that crashed being usable again, and a turn that
 //! needs both an approval and a client function output.
 
-mod loop_support;
-mod mcp_support;
-
 use std::time::{Duration, Instant};
 
-use loop_support::*;
-use mcp_support::*;
+use crate::support::*;
 use serde_json::json;
 use windlass_protocol::{McpApprovalMode, McpRequireApproval};
+use windlass_testkit::live;
+use windlass_testkit::scenario::*;
 use windlass_testkit::{python_stdio_command, McpFixture, PyMcp, Reply, ToolCallSpec};
 use windlass_tools::{McpConfig, McpServerConfig};
-
-#[path = "common/gw_util.rs"]
-#[allow(unused_imports)]
-mod gw_util;
 
 /// `POST /v1/responses/{id}/cancel` while `slow` runs: the response ends
 /// `cancelled` at once, its `mcp_call` closed as `incomplete`, no further
@@ -28,7 +22,7 @@ async fn cancel_during_mcp_call() {
     gw.upstream
         .push(Reply::tool_call("calc__slow", r#"{"ms":30000}"#));
     gw.upstream.push(Reply::text("unreachable"));
-    let mut live = gw_util::LiveStream::open(
+    let mut live = live::LiveStream::open(
         &gw,
         &json!({"model": "m", "input": "x", "tools": [mcp_tool("calc", &fx.url)]}),
     )

@@ -2,17 +2,11 @@
 //! `max_listed_bytes` the listing fails (424 `mcp_list_tools_failed`) and
 //! nothing reaches the model; within them the same server works.
 
-mod loop_support;
-mod mcp_support;
-
-use mcp_support::*;
+use crate::support::*;
 use serde_json::json;
+use windlass_testkit::check;
 use windlass_testkit::{McpFixture, PyMcp, Reply};
 use windlass_tools::McpConfig;
-
-#[path = "common/gw_util.rs"]
-#[allow(unused_imports)]
-mod gw_util;
 
 async fn listing_with(fx: &McpFixture, config: McpConfig) -> (u16, serde_json::Value, usize) {
     let gw = start(config).await;
@@ -42,7 +36,7 @@ async fn a_declared_server_listing_too_much_is_refused() {
         ),
     ] {
         let (status, resp, upstream_calls) = listing_with(&fx, config).await;
-        let err = gw_util::assert_api_error(status, &resp, 424);
+        let err = check::assert_api_error(status, &resp, 424);
         assert_eq!(err["code"], "mcp_list_tools_failed", "{resp}");
         assert!(err["message"].as_str().unwrap().contains(limit), "{resp}");
         assert_eq!(upstream_calls, 0, "the model saw nothing");

@@ -2,11 +2,9 @@
 //! (`notifications/tools/list_changed`) is listed again: the cached tools
 //! the operator view and new requests use pick up the new tool.
 
-mod mcp_support;
-
 use std::time::{Duration, Instant};
 
-use mcp_support::*;
+use crate::support::*;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{McpHub, McpServerRef};
 use windlass_testkit::{McpFixture, PyMcp};

@@ -3,22 +3,15 @@
 //! does: an `mcp_approval_request` in place of the call, and on an approving
 //! continuation the call runs without the policy being asked again.
 
-mod loop_support;
-mod mcp_support;
-
 use std::sync::{Arc, Mutex};
 
-use loop_support::*;
-use mcp_support::*;
+use crate::support::*;
 use serde_json::{json, Value};
 use windlass_engine::{
     CallDecision, EngineConfig, Policy, PolicyContext, RuledDecision, ToolCall, ToolDefinition,
 };
+use windlass_testkit::scenario::*;
 use windlass_testkit::{McpFixture, PyMcp, Reply, ToolCallSpec};
-
-#[path = "common/gw_util.rs"]
-#[allow(unused_imports)]
-mod gw_util;
 
 /// Every call needs an approval; remembers what it was asked, and whether
 /// the call was already approved (the pass before it runs).

@@ -1,12 +1,9 @@
 //! A request-declared server's `headers` and `authorization` reach the MCP
 //! server on every request, and are never echoed, stored or shown.
 
-mod loop_support;
-mod mcp_support;
-
-use loop_support::*;
-use mcp_support::*;
+use crate::support::*;
 use serde_json::{json, Value};
+use windlass_testkit::scenario::*;
 use windlass_testkit::{McpFixture, PyMcp, Reply};
 
 #[tokio::test]

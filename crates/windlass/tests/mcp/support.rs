@@ -1,11 +1,8 @@
-//! Shared helpers for the `mcp_*` integration tests: a gateway wired to the
-//! real MCP adapter (`windlass_tools::McpServers`) through a recording hub,
-//! the operator view `GET /v1/mcp/servers` is built from, request tool
-//! builders and SSE traces of the MCP items.
-//!
-//! Used next to `loop_support` (`mod loop_support; mod mcp_support;`).
-
-#![allow(dead_code)]
+//! The MCP tests' own helpers: a gateway wired to the real MCP adapter
+//! (`windlass_tools::McpServers`) through a recording hub, the operator view
+//! `GET /v1/mcp/servers` is built from, request tool builders and SSE traces
+//! of the MCP items. Here rather than in the testkit, which does not depend
+//! on windlass-tools (whose own tests use the testkit).
 
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
@@ -18,6 +15,7 @@ use windlass_engine::{
 };
 use windlass_protocol::{McpRequireApproval, McpToolInfo};
 use windlass_server::McpDirectory;
+pub use windlass_testkit::check::only;
 use windlass_testkit::{Gateway, GatewayOptions, SseCapture};
 use windlass_tools::{McpConfig, McpServerConfig, McpServers, ServerState};
 
@@ -304,16 +302,4 @@ pub fn check_mcp_call_events(cap: &SseCapture, item_id: &str) {
     if let Some(done) = done_args {
         assert_eq!(deltas, done, "mcp_call argument deltas != done arguments");
     }
-}
-
-/// The one output item of `kind`.
-pub fn only(resp: &Value, kind: &str) -> Value {
-    let items: Vec<&Value> = resp["output"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no output: {resp}"))
-        .iter()
-        .filter(|i| i["type"] == kind)
-        .collect();
-    assert_eq!(items.len(), 1, "expected one {kind} in {resp}");
-    items[0].clone()
 }

@@ -1,12 +1,10 @@
 //! Background responses, their stored streams and conversations belong to
 //! the request's tenant: another tenant's key gets what an unknown id gets.
 
-mod tenancy_support;
-
 use std::time::Duration;
 
 use serde_json::json;
-use tenancy_support::*;
+use windlass_testkit::tenants::*;
 use windlass_testkit::{Gateway, GatewayOptions, Reply};
 
 async fn team() -> Gateway {

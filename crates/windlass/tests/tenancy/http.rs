@@ -3,10 +3,8 @@
 //! responses, chains and item references; a key of the same tenant sees
 //! everything. Scopes: a key without the route's scope gets 403.
 
-mod tenancy_support;
-
 use serde_json::{json, Value};
-use tenancy_support::*;
+use windlass_testkit::tenants::*;
 use windlass_testkit::{Gateway, GatewayOptions, Reply};
 
 const UNKNOWN: &str = "resp_0123456789abcdef0123456789abcdef";

@@ -3,10 +3,8 @@
 //! tool listing, or a continuation of its paused response are refused as
 //! unknown ids; the same tenant's other key approves and the call runs.
 
-mod tenancy_support;
-
 use serde_json::{json, Value};
-use tenancy_support::*;
+use windlass_testkit::tenants::*;
 use windlass_testkit::{Gateway, GatewayOptions, McpFixture, PyMcp, Reply};
 use windlass_tools::{McpConfig, McpServers};
 

@@ -2,11 +2,9 @@
 //! minute a create is answered 429 with `Retry-After`, in OpenAI's shape,
 //! and the upstream never sees it.
 
-mod tenancy_support;
-
 use serde_json::{json, Value};
-use tenancy_support::*;
 use windlass_engine::QuotaLimits;
+use windlass_testkit::tenants::*;
 use windlass_testkit::{Gateway, GatewayOptions, Reply};
 
 fn hi() -> Value {
