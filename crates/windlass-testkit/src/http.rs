@@ -2,6 +2,11 @@
 
 use serde_json::Value;
 
+/// Sends `req` and reads the answer as [`read`] does.
+pub async fn send(req: reqwest::RequestBuilder) -> (u16, Value) {
+    read(req.send().await.expect("request")).await
+}
+
 /// The status and the body as JSON (a body that is not JSON becomes a
 /// JSON string).
 pub async fn read(resp: reqwest::Response) -> (u16, Value) {

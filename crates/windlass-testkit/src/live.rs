@@ -90,6 +90,14 @@ impl LiveStream {
         }
     }
 
+    /// Reads the rest of the body, however long it takes, and parses
+    /// everything.
+    pub async fn read_to_end(mut self) -> SseCapture {
+        let rest = self.resp.text().await.expect("body");
+        self.raw.push_str(&rest);
+        SseCapture::parse(self.status, self.content_type, self.raw)
+    }
+
     /// Reads the rest of the body and parses everything.
     pub async fn finish(mut self, timeout: Duration) -> SseCapture {
         let deadline = tokio::time::Instant::now() + timeout;

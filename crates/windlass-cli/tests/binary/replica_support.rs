@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use windlass_testkit::http::read;
+use windlass_testkit::http::send;
 use windlass_testkit::live::created_id;
 
 /// A fresh schema as a database URL, or `None` (test skipped, and says so)
@@ -89,24 +89,15 @@ impl Replica {
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        let req = self.client.post(self.url(path)).json(body);
-        read(req.send().await.expect("request")).await
+        send(self.client.post(self.url(path)).json(body)).await
     }
 
     pub async fn get(&self, path: &str) -> (u16, Value) {
-        read(
-            self.client
-                .get(self.url(path))
-                .send()
-                .await
-                .expect("request"),
-        )
-        .await
+        send(self.client.get(self.url(path))).await
     }
 
     pub async fn delete(&self, path: &str) -> (u16, Value) {
-        let req = self.client.delete(self.url(path));
-        read(req.send().await.expect("request")).await
+        send(self.client.delete(self.url(path))).await
     }
 
     /// Opens a streamed create and reads until `response.created`; returns

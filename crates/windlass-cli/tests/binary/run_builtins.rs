@@ -21,16 +21,6 @@ fn work_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-fn tool_messages(up: &FakeUpstream, i: usize) -> Vec<String> {
-    up.requests()[i]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
 #[tokio::test]
 async fn windlass_run_counts_lines_with_the_builtins() {
     let work = work_dir("cli");
@@ -138,7 +128,7 @@ async fn the_sdk_offers_the_builtins() {
     let client = Client::new(agent);
     client.query("read it").await.unwrap();
     let _: Vec<_> = client.receive().collect().await;
-    let fed = tool_messages(&up, 2);
+    let fed = up.tool_messages(2);
     assert_eq!(fed[0], "a\nb\nc\nd\ne\n");
     assert!(fed[1].contains("outside"), "{fed:?}");
 }

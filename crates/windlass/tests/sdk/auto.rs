@@ -4,19 +4,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
-use serde::Deserialize;
+use crate::support::{run, Pair};
 use serde_json::{json, Value};
 use windlass::sdk::{
     Agent, AgentBuilder, Block, Client, Message, Termination, Tool, ToolError, ToolErrorKind,
 };
 use windlass_testkit::{FakeUpstream, Reply, ToolCallSpec};
-
-#[derive(Deserialize, schemars::JsonSchema)]
-struct Pair {
-    a: i64,
-    b: i64,
-}
 
 fn add() -> Tool {
     Tool::new("add", "Add two numbers", |p: Pair| async move {
@@ -39,10 +32,6 @@ fn auto(up: &FakeUpstream) -> AgentBuilder {
         .base_url(up.base_url())
         .system_prompt("You are a calculator")
         .auto_execute_tools(true)
-}
-
-async fn run(client: &Client) -> Vec<Block> {
-    client.receive().collect().await
 }
 
 /// Blocks without the text deltas, which the fake upstream splits freely.

@@ -3,17 +3,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::support::Pair;
 use futures::StreamExt;
-use serde::Deserialize;
 use windlass::sdk::{Agent, Client, Hooks, Tool, ToolDecision, ToolError};
 use windlass_governance::{Governance, GovernanceConfig};
 use windlass_testkit::{FakeUpstream, Reply};
-
-#[derive(Deserialize, schemars::JsonSchema)]
-struct Pair {
-    a: i64,
-    b: i64,
-}
 
 fn tool(name: &'static str, ran: &Arc<Mutex<Vec<String>>>) -> Tool {
     let ran = ran.clone();
@@ -21,16 +15,6 @@ fn tool(name: &'static str, ran: &Arc<Mutex<Vec<String>>>) -> Tool {
         ran.lock().unwrap().push(name.to_owned());
         async move { Ok::<_, ToolError>(p.a + p.b) }
     })
-}
-
-fn tool_messages(up: &FakeUpstream, i: usize) -> Vec<String> {
-    up.requests()[i]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect()
 }
 
 #[tokio::test]
@@ -69,15 +53,15 @@ async fn the_governance_gate_runs_before_the_hooks() {
         ["add"],
         "refused calls never reach the hooks"
     );
-    assert_eq!(tool_messages(&up, 1), ["3"]);
+    assert_eq!(up.tool_messages(1), ["3"]);
     assert!(
-        tool_messages(&up, 2)[1].contains("rate limit"),
+        up.tool_messages(2)[1].contains("rate limit"),
         "{:?}",
-        tool_messages(&up, 2)
+        up.tool_messages(2)
     );
     assert!(
-        tool_messages(&up, 3)[2].contains("may not use"),
+        up.tool_messages(3)[2].contains("may not use"),
         "{:?}",
-        tool_messages(&up, 3)
+        up.tool_messages(3)
     );
 }

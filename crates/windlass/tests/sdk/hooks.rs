@@ -2,20 +2,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
-use serde::Deserialize;
+use crate::support::{run, termination, Pair};
 use serde_json::json;
 use windlass::sdk::{
     Agent, AgentBuilder, Block, Client, Hooks, Message, PromptDecision, SdkError, Termination,
     Tool, ToolDecision, ToolError, ToolErrorKind, ToolOutcome,
 };
 use windlass_testkit::{FakeUpstream, Reply, ToolCallSpec};
-
-#[derive(Deserialize, schemars::JsonSchema)]
-struct Pair {
-    a: i64,
-    b: i64,
-}
 
 type Log = Arc<Mutex<Vec<String>>>;
 
@@ -41,27 +34,6 @@ fn agent(up: &FakeUpstream, auto: bool) -> AgentBuilder {
         .model("m")
         .base_url(up.base_url())
         .auto_execute_tools(auto)
-}
-
-async fn run(client: &Client) -> Vec<Block> {
-    client.receive().collect().await
-}
-
-fn tool_messages(up: &FakeUpstream, i: usize) -> Vec<String> {
-    up.requests()[i]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
-fn termination(blocks: &[Block]) -> Termination {
-    match blocks.last() {
-        Some(Block::Done { termination, .. }) => termination.clone(),
-        b => panic!("{b:?}"),
-    }
 }
 
 #[tokio::test]
@@ -102,7 +74,7 @@ async fn pre_tool_use_blocks_execution_in_auto_mode() {
     assert_eq!(termination(&blocks), Termination::Completed);
     assert!(entries(&ran).is_empty(), "the tool must not run");
     assert_eq!(entries(&seen), [r#"add {"a":1,"b":2}"#]);
-    let fed = tool_messages(&up, 1);
+    let fed = up.tool_messages(1);
     assert!(fed[0].contains("blocked: no arithmetic today"), "{fed:?}");
     let h = client.history();
     assert_eq!(h.len(), 4);
@@ -278,7 +250,7 @@ async fn post_tool_use_sees_the_real_result_and_may_replace_it() {
         })
         .collect();
     assert_eq!(results, ["3", "forty-two"]);
-    assert_eq!(tool_messages(&up, 1), ["3", "forty-two"]);
+    assert_eq!(up.tool_messages(1), ["3", "forty-two"]);
 }
 
 #[tokio::test]
@@ -342,7 +314,7 @@ async fn hooks_gate_manual_mode_calls_once_across_the_continuation() {
     assert!(!more.iter().any(|b| matches!(b, Block::ToolUseError { .. })));
     assert_eq!(entries(&pre).len(), 2);
     assert_eq!(entries(&post), ["3"]);
-    let fed = tool_messages(&up, 1);
+    let fed = up.tool_messages(1);
     assert_eq!(fed.len(), 2, "{fed:?}");
     assert!(fed.contains(&"3".to_owned()));
     assert!(fed.iter().any(|m| m.contains("blocked: no sixes")));

@@ -8,4 +8,5 @@ mod manual;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod prompt;
+mod support;
 mod tools;

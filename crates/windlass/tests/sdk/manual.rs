@@ -3,20 +3,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
-use serde::Deserialize;
+use crate::support::{run, termination, Pair};
 use serde_json::json;
 use windlass::sdk::{
     query, Agent, AgentBuilder, Block, Client, Hooks, Message, SdkError, Termination, Tool,
     ToolError, ToolErrorKind, ToolOutcome, ToolUse,
 };
 use windlass_testkit::{FakeUpstream, Reply, ToolCallSpec};
-
-#[derive(Deserialize, schemars::JsonSchema)]
-struct Pair {
-    a: i64,
-    b: i64,
-}
 
 fn add(ran: &Arc<Mutex<u32>>) -> Tool {
     let ran = ran.clone();
@@ -30,10 +23,6 @@ fn manual(up: &FakeUpstream) -> AgentBuilder {
     Agent::builder().model("m").base_url(up.base_url())
 }
 
-async fn run(client: &Client) -> Vec<Block> {
-    client.receive().collect().await
-}
-
 fn uses(blocks: &[Block]) -> Vec<ToolUse> {
     blocks
         .iter()
@@ -42,13 +31,6 @@ fn uses(blocks: &[Block]) -> Vec<ToolUse> {
             _ => None,
         })
         .collect()
-}
-
-fn termination(blocks: &[Block]) -> Termination {
-    match blocks.last() {
-        Some(Block::Done { termination, .. }) => termination.clone(),
-        b => panic!("{b:?}"),
-    }
 }
 
 #[tokio::test]

@@ -2,15 +2,9 @@
 //! SDK's loop limits, the completion check and the trace, against the
 //! scripted upstream.
 
-use serde::Deserialize;
+use crate::support::Pair;
 use windlass::sdk::{Agent, AgentBuilder, StopReason, Termination, Tool, ToolError};
 use windlass_testkit::{FakeUpstream, Reply};
-
-#[derive(Deserialize, schemars::JsonSchema)]
-struct Pair {
-    a: i64,
-    b: i64,
-}
 
 fn add() -> Tool {
     Tool::new("add", "Add two numbers", |p: Pair| async move {
