@@ -65,7 +65,7 @@ async fn unknown_routes_are_404_in_error_shape() {
 async fn wrong_method_is_405_in_error_shape() {
     let gw = Gateway::start().await;
     // GET /v1/responses is WebSocket mode: without the upgrade it is a 400
-    // saying so (gateway_websocket.rs); other methods are 405.
+    // saying so (websocket.rs); other methods are 405.
     let resp = gw
         .client
         .patch(gw.url("/v1/responses"))
