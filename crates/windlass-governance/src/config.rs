@@ -27,7 +27,7 @@ use std::num::NonZeroU32;
 use serde::Deserialize;
 
 /// How far a caller's tools may act on their own (seed 004 1.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Autonomy {
     /// Only read-only tools: file reads, directory listings, web fetches and
@@ -41,7 +41,7 @@ pub enum Autonomy {
 
 /// A rolling limit with burst (a token bucket): `burst` calls at once, refilled
 /// at `per_minute`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
     pub per_minute: NonZeroU32,
@@ -51,7 +51,7 @@ pub struct RateLimit {
 }
 
 /// Per-response ceilings (seed 004 EF-01..EF-08). `None`: unlimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Budgets {
     pub files_read: Option<u64>,
@@ -76,7 +76,7 @@ impl Budgets {
 
 /// The rules for one caller. Every field is optional so a key's table only
 /// says what differs from the defaults.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
     pub autonomy: Option<Autonomy>,
@@ -116,7 +116,7 @@ impl Rules {
 }
 
 /// What a failed or late webhook answer means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OnError {
     #[default]
@@ -126,7 +126,7 @@ pub enum OnError {
 
 /// `[governance.webhook]`: an operator service asked about every call that
 /// passed the local rules.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookConfig {
     pub url: String,
@@ -141,7 +141,7 @@ fn default_webhook_timeout() -> u64 {
 }
 
 /// The `[governance]` table.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GovernanceConfig {
     #[serde(flatten)]

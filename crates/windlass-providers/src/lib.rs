@@ -47,7 +47,7 @@ pub type ResponsesProvider = HttpProvider<ResponsesWire>;
 pub type AnthropicProvider = HttpProvider<AnthropicWire>;
 
 /// The wire format of an upstream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UpstreamKind {
     /// `/v1/chat/completions`.
