@@ -33,7 +33,9 @@ pub use error::*;
 pub use outcome::*;
 pub use ports::cancel::*;
 pub use ports::conversations::*;
+pub use ports::embeddings::*;
 pub use ports::events::*;
+pub use ports::files::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;
 pub use ports::propagation::{
@@ -45,6 +47,7 @@ pub use ports::runs::*;
 pub use ports::sink::*;
 pub use ports::store::*;
 pub use ports::tools::*;
+pub use ports::vector_stores::*;
 pub use prepare::{
     valid_name, with_id, PreparedRun, META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS,
     META_TOOL_ERROR_THRESHOLD,

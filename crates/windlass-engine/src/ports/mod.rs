@@ -2,7 +2,9 @@
 
 pub mod cancel;
 pub mod conversations;
+pub mod embeddings;
 pub mod events;
+pub mod files;
 pub mod mcp;
 pub mod policy;
 pub mod propagation;
@@ -12,3 +14,4 @@ pub mod runs;
 pub mod sink;
 pub mod store;
 pub mod tools;
+pub mod vector_stores;
