@@ -18,6 +18,9 @@ cargo build --workspace --bins
 # A throwaway Postgres (WINDLASS_TEST_PG) for the Postgres store, replica
 # and cancel-bus tests; installs Debian's postgresql when missing.
 ./scripts/postgres.sh cargo test --workspace
+# The vector store tests again on a server with pgvector (similarity in the
+# database; the run above covers the fallback without it).
+WINDLASS_PG_VECTOR=1 ./scripts/postgres.sh cargo test -p windlass-store --features postgres --test vector_stores
 
 ./scripts/client-fixtures.sh
 ./scripts/obs-fixtures.sh

@@ -11,10 +11,16 @@
 
 mod cancel;
 mod conversations;
+mod files;
+mod ingestion;
 mod migrate;
+mod pgvector;
 mod quota;
 mod read;
 mod runs;
+mod vector_rows;
+mod vector_search;
+mod vector_stores;
 mod write;
 
 use std::str::FromStr;
@@ -54,6 +60,8 @@ pub struct PgStore {
     pool: Pool,
     /// Where the pool connects, for the cancel bus's own connection.
     config: tokio_postgres::Config,
+    /// The schema of the pgvector extension, when the database has it.
+    vector: Option<std::sync::Arc<str>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -87,10 +95,21 @@ impl PgStore {
             .max_size(options.max_connections.max(1))
             .build()
             .map_err(|e| StoreError::Backend(format!("postgres pool: {e}")))?;
-        let store = PgStore { pool, config };
+        let mut store = PgStore {
+            pool,
+            config,
+            vector: None,
+        };
         let mut conn = store.conn().await?;
         migrate::migrate(&mut conn).await?;
+        store.vector = pgvector::detect(&conn).await?;
         Ok(store)
+    }
+
+    /// Whether vector similarity runs in the database (pgvector), rather
+    /// than in the gateway over the stored arrays.
+    pub fn has_pgvector(&self) -> bool {
+        self.vector.is_some()
     }
 
     /// Starts the cancel bus of this database (`LISTEN`/`NOTIFY`; one
@@ -141,7 +160,8 @@ impl PgStore {
         let conn = self.conn().await?;
         conn.batch_execute(
             "TRUNCATE response_items, response_traces, responses, items, \
-             live_runs, response_events, quota_buckets, conversation_items, conversations",
+             live_runs, response_events, quota_buckets, conversation_items, conversations, \
+             vector_store_chunks, vector_store_files, vector_store_batches, vector_stores, files",
         )
         .await
         .map_err(backend)
