@@ -44,7 +44,9 @@ pub fn chunk(text: &str, sizes: StaticChunking) -> Result<Vec<TextChunk>, ChunkE
     let bpe = bpe()?;
     let tokens = bpe.encode_ordinary(text);
     let max = (sizes.max_chunk_size_tokens as usize).max(1);
-    let step = max.saturating_sub(sizes.chunk_overlap_tokens as usize).max(1);
+    let step = max
+        .saturating_sub(sizes.chunk_overlap_tokens as usize)
+        .max(1);
     let mut out = Vec::with_capacity(tokens.len() / step + 1);
     let mut start = 0;
     while start < tokens.len() {
@@ -122,7 +124,13 @@ mod tests {
     #[test]
     fn auto_sizes_and_short_texts() {
         let one = chunk("A short note.", StaticChunking::AUTO).unwrap();
-        assert_eq!(one, vec![TextChunk { text: "A short note.".into(), tokens: 4 }]);
+        assert_eq!(
+            one,
+            vec![TextChunk {
+                text: "A short note.".into(),
+                tokens: 4
+            }]
+        );
         assert!(chunk("", StaticChunking::AUTO).unwrap().is_empty());
         assert!(chunk("   \n\n  ", StaticChunking::AUTO).unwrap().is_empty());
     }

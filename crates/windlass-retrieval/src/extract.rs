@@ -70,7 +70,9 @@ pub fn extract(filename: &str, bytes: &[u8]) -> Result<String, ExtractError> {
     let kind = FileKind::of(filename).ok_or_else(|| {
         ExtractError::Unsupported(format!(
             "files of type '{}' are not supported for retrieval",
-            filename.rsplit_once('.').map_or("(no extension)", |(_, e)| e)
+            filename
+                .rsplit_once('.')
+                .map_or("(no extension)", |(_, e)| e)
         ))
     })?;
     let text = match kind {
@@ -88,7 +90,10 @@ pub fn extract(filename: &str, bytes: &[u8]) -> Result<String, ExtractError> {
 fn utf8(bytes: &[u8]) -> Result<&str, ExtractError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     std::str::from_utf8(bytes).map_err(|e| {
-        ExtractError::Invalid(format!("the file is not UTF-8 text (byte {})", e.valid_up_to()))
+        ExtractError::Invalid(format!(
+            "the file is not UTF-8 text (byte {})",
+            e.valid_up_to()
+        ))
     })
 }
 
@@ -103,7 +108,9 @@ fn json(bytes: &[u8]) -> Result<String, ExtractError> {
         .all(|l| serde_json_check(l).is_ok());
     match (whole, lines) {
         (Ok(()), _) | (_, true) => Ok(text.to_owned()),
-        (Err(e), false) => Err(ExtractError::Invalid(format!("the file is not valid JSON: {e}"))),
+        (Err(e), false) => Err(ExtractError::Invalid(format!(
+            "the file is not valid JSON: {e}"
+        ))),
     }
 }
 
@@ -123,7 +130,9 @@ fn html(bytes: &[u8]) -> Result<String, ExtractError> {
 /// invalid file, never a crash.
 fn pdf(bytes: &[u8]) -> Result<String, ExtractError> {
     let invalid = |why: String| ExtractError::Invalid(format!("the PDF could not be read: {why}"));
-    match catch_unwind(AssertUnwindSafe(|| pdf_extract::extract_text_from_mem(bytes))) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        pdf_extract::extract_text_from_mem(bytes)
+    })) {
         Ok(Ok(text)) => Ok(text),
         Ok(Err(e)) => Err(invalid(e.to_string())),
         Err(_) => Err(invalid("the parser failed on its structure".into())),
@@ -151,10 +160,18 @@ mod tests {
         let err = extract("a.txt", b"ok \xFF\xFE").unwrap_err();
         assert_eq!(err.code(), LastErrorCode::InvalidFile);
         assert!(err.to_string().contains("byte 3"), "{err}");
-        assert_eq!(extract("a.bin", b"x").unwrap_err().code(), LastErrorCode::UnsupportedFile);
+        assert_eq!(
+            extract("a.bin", b"x").unwrap_err().code(),
+            LastErrorCode::UnsupportedFile
+        );
         assert!(extract("a.txt", b"  \n ").is_err());
-        assert!(extract("d.json", br#"{"k": "refund"}"#).unwrap().contains("refund"));
+        assert!(extract("d.json", br#"{"k": "refund"}"#)
+            .unwrap()
+            .contains("refund"));
         assert!(extract("d.jsonl", b"{\"a\":1}\n{\"b\":2}\n").is_ok());
-        assert_eq!(extract("d.json", b"{oops").unwrap_err().code(), LastErrorCode::InvalidFile);
+        assert_eq!(
+            extract("d.json", b"{oops").unwrap_err().code(),
+            LastErrorCode::InvalidFile
+        );
     }
 }

@@ -19,7 +19,9 @@ use crate::extract::extract;
 /// How a claimed file's ingestion ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ingested {
-    Completed { chunks: usize },
+    Completed {
+        chunks: usize,
+    },
     Failed(LastError),
     /// No longer `in_progress` when the outcome was written (cancelled,
     /// detached or deleted meanwhile): nothing was written.
@@ -117,7 +119,8 @@ impl Ingestor {
         // Extraction and tokenizing are CPU-bound: off the async threads.
         let cut = tokio::task::spawn_blocking(move || {
             let text = extract(&filename, &bytes).map_err(|e| error(e.code(), e.to_string()))?;
-            let chunks = chunk(&text, sizes).map_err(|e| error(LastErrorCode::ServerError, e.to_string()))?;
+            let chunks = chunk(&text, sizes)
+                .map_err(|e| error(LastErrorCode::ServerError, e.to_string()))?;
             Ok::<_, LastError>((chunks, text.len() as u64))
         })
         .await
@@ -148,7 +151,11 @@ async fn embed(
     if vectors.len() != chunks.len() {
         return Err(error(
             LastErrorCode::ServerError,
-            format!("the embedding model returned {} vectors for {} chunks", vectors.len(), chunks.len()),
+            format!(
+                "the embedding model returned {} vectors for {} chunks",
+                vectors.len(),
+                chunks.len()
+            ),
         ));
     }
     Ok(chunks

@@ -41,7 +41,10 @@ pub fn model_text(call: &FileSearchCall) -> String {
 fn result_text(r: &FileSearchResult) -> String {
     let id = r.file_id.as_deref().unwrap_or("unknown");
     let name = r.filename.as_deref().unwrap_or("unnamed");
-    let score = r.score.map(|s| format!(" (score {s:.2})")).unwrap_or_default();
+    let score = r
+        .score
+        .map(|s| format!(" (score {s:.2})"))
+        .unwrap_or_default();
     let text = r.text.as_deref().unwrap_or_default();
     format!("\n[{id}] {name}{score}\n{text}\n")
 }
@@ -96,19 +99,34 @@ mod tests {
             results: Some(vec![result("file-1", "policy.md", "Refunds take 30 days.")]),
         };
         let text = model_text(&call);
-        assert!(text.starts_with("1 results for \"refunds\". Cite a result"), "{text}");
+        assert!(
+            text.starts_with("1 results for \"refunds\". Cite a result"),
+            "{text}"
+        );
         assert!(text.contains("[file-1] policy.md (score 0.88)\nRefunds take 30 days.\n"));
-        let empty = FileSearchCall { results: Some(vec![]), ..call };
-        assert_eq!(model_text(&empty), "No results in the searched files for \"refunds\".");
+        let empty = FileSearchCall {
+            results: Some(vec![]),
+            ..call
+        };
+        assert_eq!(
+            model_text(&empty),
+            "No results in the searched files for \"refunds\"."
+        );
     }
 
     #[test]
     fn markers_of_found_files_become_citations() {
-        let results = [result("file-1", "policy.md", ""), result("file-2", "faq.md", "")];
+        let results = [
+            result("file-1", "policy.md", ""),
+            result("file-2", "faq.md", ""),
+        ];
         let answer = "Refunds take 30 days [file-1]. Über [x] and [file-9] [ file-2 ]";
         let c = citations(answer, &results);
         assert_eq!(c.len(), 2);
-        assert_eq!((c[0].file_id.as_str(), c[0].filename.as_str(), c[0].index), ("file-1", "policy.md", 21));
+        assert_eq!(
+            (c[0].file_id.as_str(), c[0].filename.as_str(), c[0].index),
+            ("file-1", "policy.md", 21)
+        );
         let idx = c[1].index as usize;
         assert_eq!(answer.chars().nth(idx), Some('['));
         assert_eq!(c[1].file_id, "file-2");

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use windlass_engine::{ChunkQuery, Embedder, QueryEmbedding, SearchOutcome, StoreError, VectorStoreStore};
+use windlass_engine::{
+    ChunkQuery, Embedder, QueryEmbedding, SearchOutcome, StoreError, VectorStoreStore,
+};
 use windlass_protocol::{
     FileSearchResult, Filter, RankingOptions, SearchResult, SearchResultsPage, TextContent,
     DEFAULT_NUM_RESULTS, MAX_NUM_RESULTS, OBJECT_SEARCH_PAGE,
@@ -26,7 +28,10 @@ pub struct SearchParams {
 pub enum SearchError {
     /// The request is wrong (a 400): the message, and the parameter.
     #[error("{message}")]
-    Invalid { message: String, param: &'static str },
+    Invalid {
+        message: String,
+        param: &'static str,
+    },
     /// One of the stores is unknown to this tenant (a 404).
     #[error("vector store not found")]
     UnknownStore,
@@ -39,16 +44,25 @@ pub enum SearchError {
 
 /// Checks a search's parameters (OpenAI's bounds).
 pub fn check(params: &SearchParams) -> Result<(), SearchError> {
-    let invalid = |message: &str, param| SearchError::Invalid { message: message.to_owned(), param };
+    let invalid = |message: &str, param| SearchError::Invalid {
+        message: message.to_owned(),
+        param,
+    };
     if params.vector_store_ids.is_empty() {
-        return Err(invalid("at least one vector store id is required", "vector_store_ids"));
+        return Err(invalid(
+            "at least one vector store id is required",
+            "vector_store_ids",
+        ));
     }
     if params.queries.iter().all(|q| q.trim().is_empty()) {
         return Err(invalid("the query is empty", "query"));
     }
     if let Some(n) = params.max_num_results {
         if !(1..=MAX_NUM_RESULTS).contains(&n) {
-            return Err(invalid("max_num_results must be between 1 and 50", "max_num_results"));
+            return Err(invalid(
+                "max_num_results must be between 1 and 50",
+                "max_num_results",
+            ));
         }
     }
     let ranking = params.ranking_options.as_ref();
@@ -62,7 +76,10 @@ pub fn check(params: &SearchParams) -> Result<(), SearchError> {
     }
     if let Some(h) = ranking.and_then(|r| r.hybrid_search) {
         let ok = |w: f64| w.is_finite() && w >= 0.0;
-        if !ok(h.embedding_weight) || !ok(h.text_weight) || h.embedding_weight + h.text_weight == 0.0 {
+        if !ok(h.embedding_weight)
+            || !ok(h.text_weight)
+            || h.embedding_weight + h.text_weight == 0.0
+        {
             return Err(invalid(
                 "hybrid_search weights must be non-negative and not both zero",
                 "ranking_options.hybrid_search",
@@ -88,15 +105,27 @@ impl Searcher {
     /// only when an embedding model is configured; stores embedded by that
     /// model are then searched hybrid, the others by keyword
     /// ([`SearchOutcome::mode`] tells which).
-    pub async fn search(&self, tenant: &str, params: &SearchParams) -> Result<SearchOutcome, SearchError> {
+    pub async fn search(
+        &self,
+        tenant: &str,
+        params: &SearchParams,
+    ) -> Result<SearchOutcome, SearchError> {
         check(params)?;
         let text = params.queries.join("\n");
         let embedding = match &self.embedder {
             None => None,
             Some(e) => {
-                let mut v = e.embed(std::slice::from_ref(&text)).await.map_err(|err| SearchError::Embedding(err.to_string()))?;
-                let vector = v.pop().ok_or_else(|| SearchError::Embedding("no vector returned".into()))?;
-                Some(QueryEmbedding { model: e.model().to_owned(), vector })
+                let mut v = e
+                    .embed(std::slice::from_ref(&text))
+                    .await
+                    .map_err(|err| SearchError::Embedding(err.to_string()))?;
+                let vector = v
+                    .pop()
+                    .ok_or_else(|| SearchError::Embedding("no vector returned".into()))?;
+                Some(QueryEmbedding {
+                    model: e.model().to_owned(),
+                    vector,
+                })
             }
         };
         let ranking = params.ranking_options.clone().unwrap_or_default();
