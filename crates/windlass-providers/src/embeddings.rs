@@ -50,10 +50,16 @@ impl EmbeddingsClient {
 
     /// Sends `request` as it is (its `model` included) and returns the
     /// upstream's answer: what a `/v1/embeddings` route forwards.
-    pub async fn create(&self, request: &EmbeddingRequest) -> Result<EmbeddingResponse, ProviderError> {
+    pub async fn create(
+        &self,
+        request: &EmbeddingRequest,
+    ) -> Result<EmbeddingResponse, ProviderError> {
         let body = serde_json::to_vec(request)
             .map_err(|e| ProviderError::Protocol(format!("cannot encode the request: {e}")))?;
-        let answer = self.transport.post(&self.url, Bytes::from(body), false).await?;
+        let answer = self
+            .transport
+            .post(&self.url, Bytes::from(body), false)
+            .await?;
         let body = self.transport.body(answer).await?;
         serde_json::from_slice(&body)
             .map_err(|e| ProviderError::Protocol(format!("invalid embeddings answer: {e}")))
@@ -78,12 +84,17 @@ fn vectors(response: EmbeddingResponse, expected: usize) -> Result<Vec<Vec<f32>>
     let mut out: Vec<Option<Vec<f32>>> = vec![None; expected];
     for e in response.data {
         let EmbeddingVector::Float(v) = e.embedding else {
-            return Err(ProviderError::Protocol("embedding is not a float array".into()));
+            return Err(ProviderError::Protocol(
+                "embedding is not a float array".into(),
+            ));
         };
         match out.get_mut(e.index) {
             Some(slot @ None) => *slot = Some(v),
             Some(Some(_)) => {
-                return Err(ProviderError::Protocol(format!("embedding {} sent twice", e.index)))
+                return Err(ProviderError::Protocol(format!(
+                    "embedding {} sent twice",
+                    e.index
+                )))
             }
             None => {
                 return Err(ProviderError::Protocol(format!(
@@ -95,7 +106,9 @@ fn vectors(response: EmbeddingResponse, expected: usize) -> Result<Vec<Vec<f32>>
     }
     out.into_iter()
         .enumerate()
-        .map(|(i, v)| v.ok_or_else(|| ProviderError::Protocol(format!("no embedding for input {i}"))))
+        .map(|(i, v)| {
+            v.ok_or_else(|| ProviderError::Protocol(format!("no embedding for input {i}")))
+        })
         .collect()
 }
 
@@ -135,10 +148,21 @@ mod tests {
     #[test]
     fn missing_duplicate_or_stray_vectors_are_errors() {
         let one = |i: usize| json!({"object": "embedding", "index": i, "embedding": [0.5]});
-        let r = |data: Vec<serde_json::Value>| response(json!({"object": "list", "model": "m", "data": data}));
-        assert!(vectors(r(vec![one(0)]), 2).unwrap_err().to_string().contains("input 1"));
-        assert!(vectors(r(vec![one(0), one(0)]), 2).unwrap_err().to_string().contains("twice"));
-        assert!(vectors(r(vec![one(5)]), 1).unwrap_err().to_string().contains("out of range"));
+        let r = |data: Vec<serde_json::Value>| {
+            response(json!({"object": "list", "model": "m", "data": data}))
+        };
+        assert!(vectors(r(vec![one(0)]), 2)
+            .unwrap_err()
+            .to_string()
+            .contains("input 1"));
+        assert!(vectors(r(vec![one(0), one(0)]), 2)
+            .unwrap_err()
+            .to_string()
+            .contains("twice"));
+        assert!(vectors(r(vec![one(5)]), 1)
+            .unwrap_err()
+            .to_string()
+            .contains("out of range"));
         let b64 = response(json!({"object": "list", "model": "m",
             "data": [{"object": "embedding", "index": 0, "embedding": "AAAAPw=="}]}));
         assert!(vectors(b64, 1).is_err());
