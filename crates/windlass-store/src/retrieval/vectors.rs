@@ -14,7 +14,7 @@ pub(crate) fn to_blob(v: &[f32]) -> Vec<u8> {
 /// floats (a corrupt row, skipped).
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) fn from_blob(b: &[u8]) -> Option<Vec<f32>> {
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     Some(
