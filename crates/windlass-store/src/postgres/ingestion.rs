@@ -26,13 +26,24 @@ FROM claimed c JOIN vector_stores v ON v.id = c.vector_store_id JOIN files fl ON
 ORDER BY c.seq";
 
 /// Chunks from parallel arrays; embeddings as one flat array sliced per
-/// row (`real[][]` cannot be unnested into rows of `real[]`).
-const INSERT_CHUNKS: &str = "\
-INSERT INTO vector_store_chunks (attachment, position, text, tokens, embedding) \
-SELECT $1, $2 + t.ord - 1, t.text, t.tokens, \
-       CASE WHEN $5::real[] IS NULL THEN NULL \
-            ELSE ($5::real[])[((t.ord - 1) * $6 + 1):(t.ord * $6)] END \
-FROM unnest($3::text[], $4::bigint[]) WITH ORDINALITY AS t (text, tokens, ord)";
+/// row (`real[][]` cannot be unnested into rows of `real[]`); with
+/// pgvector, the native `embedding_v` copy too.
+fn insert_chunks_sql(pgvector: Option<&str>) -> String {
+    let (column, value) = match pgvector {
+        Some(schema) => (
+            ", embedding_v",
+            format!(", e.v::{}.vector", super::pgvector::quote(schema)),
+        ),
+        None => ("", String::new()),
+    };
+    format!(
+        "INSERT INTO vector_store_chunks (attachment, position, text, tokens, embedding{column}) \
+         SELECT $1, $2 + t.ord - 1, t.text, t.tokens, e.v{value} \
+         FROM unnest($3::text[], $4::bigint[]) WITH ORDINALITY AS t (text, tokens, ord), \
+         LATERAL (SELECT CASE WHEN $5::real[] IS NULL THEN NULL \
+                  ELSE ($5::real[])[((t.ord - 1) * $6 + 1):(t.ord * $6)] END AS v) e"
+    )
+}
 
 pub(super) async fn claim(
     conn: &impl GenericClient,
@@ -62,6 +73,7 @@ pub(super) async fn claim(
 
 pub(super) async fn finish(
     conn: &mut deadpool_postgres::Object,
+    pgvector: Option<&str>,
     job: &IngestionJob,
     outcome: &IngestionOutcome,
 ) -> Result<bool, StoreError> {
@@ -91,8 +103,9 @@ pub(super) async fn finish(
             chunks,
             usage_bytes,
         } => {
+            let sql = insert_chunks_sql(pgvector);
             for (n, part) in chunks.chunks(INSERT_BATCH).enumerate() {
-                insert_chunks(&tx, seq, to_i64((n * INSERT_BATCH) as u64), part).await?;
+                insert_chunks(&tx, &sql, seq, to_i64((n * INSERT_BATCH) as u64), part).await?;
             }
             tx.execute(
                 "UPDATE vector_store_files SET status = 'completed', usage_bytes = $2, \
@@ -118,6 +131,7 @@ pub(super) async fn finish(
 
 async fn insert_chunks(
     tx: &impl GenericClient,
+    sql: &str,
     attachment: i64,
     first: i64,
     chunks: &[NewChunk],
@@ -125,13 +139,10 @@ async fn insert_chunks(
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
     let tokens: Vec<i64> = chunks.iter().map(|c| i64::from(c.tokens)).collect();
     let (flat, dims) = flat_embeddings(chunks)?;
-    tx.execute(
-        INSERT_CHUNKS,
-        &[&attachment, &first, &texts, &tokens, &flat, &dims],
-    )
-    .await
-    .map(drop)
-    .map_err(backend)
+    tx.execute(sql, &[&attachment, &first, &texts, &tokens, &flat, &dims])
+        .await
+        .map(drop)
+        .map_err(backend)
 }
 
 /// Every chunk's embedding in one array, or `None` when no chunk has one.

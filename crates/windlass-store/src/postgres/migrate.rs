@@ -22,7 +22,7 @@ const MIGRATIONS: &[&str] = &[
 
 /// The advisory lock key that serializes migrations (any fixed number; this
 /// one is "windlass" in ASCII, truncated).
-const MIGRATION_LOCK: i64 = 0x7769_6e64_6c61_7373;
+pub(super) const MIGRATION_LOCK: i64 = 0x7769_6e64_6c61_7373;
 
 pub(super) async fn migrate(conn: &mut Object) -> Result<(), StoreError> {
     let tx = conn.transaction().await.map_err(backend)?;

@@ -102,7 +102,7 @@ impl PgStore {
         };
         let mut conn = store.conn().await?;
         migrate::migrate(&mut conn).await?;
-        store.vector = pgvector::detect(&conn).await?;
+        store.vector = pgvector::detect(&mut conn).await?;
         Ok(store)
     }
 

@@ -14,10 +14,40 @@ use super::backend;
 const SCHEMA_OF: &str = "SELECT n.nspname FROM pg_extension e \
      JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'";
 
-/// The schema pgvector lives in, creating the extension when possible.
-pub(super) async fn detect(conn: &Object) -> Result<Option<std::sync::Arc<str>>, StoreError> {
+/// The schema pgvector lives in (creating the extension when possible),
+/// with the native column in place.
+pub(super) async fn detect(conn: &mut Object) -> Result<Option<std::sync::Arc<str>>, StoreError> {
+    let Some(schema) = find(conn).await? else {
+        return Ok(None);
+    };
+    native_column(conn, &schema).await?;
+    Ok(Some(schema.into()))
+}
+
+/// Adds `embedding_v` and fills it for chunks stored before pgvector was
+/// there, under the migration lock (replicas start together).
+async fn native_column(conn: &mut Object, schema: &str) -> Result<(), StoreError> {
+    let vector = format!("{}.vector", quote(schema));
+    let tx = conn.transaction().await.map_err(backend)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&super::migrate::MIGRATION_LOCK],
+    )
+    .await
+    .map_err(backend)?;
+    tx.batch_execute(&format!(
+        "ALTER TABLE vector_store_chunks ADD COLUMN IF NOT EXISTS embedding_v {vector}; \
+         UPDATE vector_store_chunks SET embedding_v = embedding::{vector} \
+         WHERE embedding IS NOT NULL AND embedding_v IS NULL"
+    ))
+    .await
+    .map_err(backend)?;
+    tx.commit().await.map_err(backend)
+}
+
+async fn find(conn: &Object) -> Result<Option<String>, StoreError> {
     if let Some(row) = conn.query_opt(SCHEMA_OF, &[]).await.map_err(backend)? {
-        return Ok(Some(row.get::<_, String>(0).into()));
+        return Ok(Some(row.get::<_, String>(0)));
     }
     let offered = conn
         .query_opt(
@@ -39,7 +69,7 @@ pub(super) async fn detect(conn: &Object) -> Result<Option<std::sync::Arc<str>>,
     {
         // Another replica starting at the same moment may have created it.
         if let Some(row) = conn.query_opt(SCHEMA_OF, &[]).await.map_err(backend)? {
-            return Ok(Some(row.get::<_, String>(0).into()));
+            return Ok(Some(row.get::<_, String>(0)));
         }
         tracing::warn!(
             error = %backend(e),
@@ -49,7 +79,7 @@ pub(super) async fn detect(conn: &Object) -> Result<Option<std::sync::Arc<str>>,
         return Ok(None);
     }
     let row = conn.query_opt(SCHEMA_OF, &[]).await.map_err(backend)?;
-    Ok(row.map(|r| r.get::<_, String>(0).into()))
+    Ok(row.map(|r| r.get::<_, String>(0)))
 }
 
 /// `name` quoted as an identifier.

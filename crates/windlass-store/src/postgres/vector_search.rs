@@ -99,22 +99,26 @@ async fn keyword_ranking(conn: &impl GenericClient, plan: &Plan) -> Result<Vec<i
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
-/// pgvector's cosine distance, over the chunks of the query's dimensions
-/// (pgvector refuses to compare vectors of different sizes).
+/// pgvector's cosine distance over the native column, for the chunks of
+/// the query's dimensions (pgvector refuses to compare vectors of
+/// different sizes).
 async fn in_database(
     conn: &impl GenericClient,
     schema: &str,
     attachments: &[i64],
     query: &[f32],
 ) -> Result<Vec<i64>, StoreError> {
-    let vector = format!("{}.vector", quote(schema));
-    let distance = format!("OPERATOR({}.<=>)", quote(schema));
+    let s = quote(schema);
+    // CASE: the comparison runs only on rows of the right size (a WHERE
+    // beside it may be evaluated after it).
     let sql = format!(
-        "SELECT id FROM ( \
-             SELECT c.id, c.embedding::{vector} {distance} $1::real[]::{vector} AS d \
-             FROM vector_store_chunks c \
-             WHERE c.attachment = ANY($2) AND cardinality(c.embedding) = $3 \
-         ) x WHERE d <> 'NaN'::float8 ORDER BY d, id LIMIT $4"
+        "WITH q AS MATERIALIZED (SELECT $1::real[]::{s}.vector AS v) \
+         SELECT id FROM ( \
+             SELECT c.id, CASE WHEN {s}.vector_dims(c.embedding_v) = $3 \
+                 THEN c.embedding_v OPERATOR({s}.<=>) q.v END AS d \
+             FROM vector_store_chunks c, q \
+             WHERE c.attachment = ANY($2) AND c.embedding_v IS NOT NULL \
+         ) x WHERE d IS NOT NULL AND d <> 'NaN'::float8 ORDER BY d, id LIMIT $4"
     );
     let dims = i32::try_from(query.len()).unwrap_or(i32::MAX);
     let rows = conn

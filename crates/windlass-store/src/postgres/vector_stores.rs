@@ -504,7 +504,13 @@ impl VectorStoreStore for PgStore {
         job: &IngestionJob,
         outcome: &IngestionOutcome,
     ) -> Result<bool, StoreError> {
-        super::ingestion::finish(&mut self.conn().await?, job, outcome).await
+        super::ingestion::finish(
+            &mut self.conn().await?,
+            self.vector.as_deref(),
+            job,
+            outcome,
+        )
+        .await
     }
 
     async fn search(
