@@ -168,6 +168,16 @@ async fn files_round_trip_page_and_stay_per_tenant() {
                 .await
                 .expect("create");
         }
+        let mut lying = upload("file-size", "s.txt", FilePurpose::Assistants, 1);
+        lying.bytes = 999;
+        s.create_file(T, &lying, b"four").await.unwrap();
+        assert_eq!(
+            s.get_file(T, "file-size").await.unwrap().unwrap().bytes,
+            4,
+            "{}",
+            b.name
+        );
+        assert!(s.delete_file(T, "file-size").await.unwrap());
         let got = s.get_file(T, "file-1").await.unwrap().expect(b.name);
         assert_eq!(
             (got.filename.as_str(), got.purpose, got.bytes),

@@ -97,7 +97,8 @@ impl FileStore for PgStore {
                     &tenant,
                     &file.filename,
                     &file.purpose.as_str(),
-                    &to_i64(file.bytes),
+                    // The stored size is the bytes' own, whatever the object says.
+                    &to_i64(bytes.len() as u64),
                     &to_i64(file.created_at),
                     &bytes,
                 ],
