@@ -55,6 +55,9 @@ pub use ports::host::propagation::{
 pub use ports::host::quota::*;
 pub use ports::host::retention::*;
 pub use ports::host::runs::*;
+pub use ports::resources::embeddings::*;
+pub use ports::resources::files::*;
+pub use ports::resources::vector_stores::*;
 pub use prepare::{
     with_id, META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS, META_TOOL_ERROR_THRESHOLD,
 };

@@ -213,6 +213,21 @@ pub enum EventData {
         output_index: usize,
         input: String,
     },
+    #[serde(rename = "response.file_search_call.in_progress")]
+    FileSearchCallInProgress {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.file_search_call.searching")]
+    FileSearchCallSearching {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.file_search_call.completed")]
+    FileSearchCallCompleted {
+        item_id: String,
+        output_index: usize,
+    },
 
     /// An event type this version does not know; kept verbatim (clients only).
     #[serde(untagged)]
@@ -259,6 +274,9 @@ impl EventData {
             McpCallArgumentsDone { .. } => "response.mcp_call_arguments.done",
             CustomToolCallInputDelta { .. } => "response.custom_tool_call_input.delta",
             CustomToolCallInputDone { .. } => "response.custom_tool_call_input.done",
+            FileSearchCallInProgress { .. } => "response.file_search_call.in_progress",
+            FileSearchCallSearching { .. } => "response.file_search_call.searching",
+            FileSearchCallCompleted { .. } => "response.file_search_call.completed",
             Unknown(v) => v.get("type").and_then(Value::as_str).unwrap_or("unknown"),
         }
     }

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::client_tools::{CustomToolCall, CustomToolCallOutput};
 use crate::content::ContentPart;
+use crate::file_search::FileSearchCall;
 use crate::mcp::{McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools};
 use crate::open_enum::open_enum;
 
@@ -24,6 +25,7 @@ open_enum! {
         "mcp_approval_response" => McpApprovalResponse(McpApprovalResponse),
         "custom_tool_call" => CustomToolCall(CustomToolCall),
         "custom_tool_call_output" => CustomToolCallOutput(CustomToolCallOutput),
+        "file_search_call" => FileSearchCall(FileSearchCall),
     }
 }
 
@@ -59,6 +61,7 @@ impl Item {
             Item::McpApprovalResponse(m) => m.id.as_deref(),
             Item::CustomToolCall(c) => c.id.as_deref(),
             Item::CustomToolCallOutput(o) => o.id.as_deref(),
+            Item::FileSearchCall(c) => Some(&c.id),
             Item::Unknown(v) => v.get("id").and_then(Value::as_str),
         }
     }

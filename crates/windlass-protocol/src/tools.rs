@@ -5,6 +5,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::client_tools::{CustomTool, NamespaceTool};
+use crate::file_search::FileSearchTool;
 use crate::mcp::McpTool;
 use crate::open_enum::open_enum;
 
@@ -15,6 +16,7 @@ open_enum! {
         "mcp" => Mcp(McpTool),
         "namespace" => Namespace(NamespaceTool),
         "custom" => Custom(CustomTool),
+        "file_search" => FileSearch(FileSearchTool),
     }
 }
 

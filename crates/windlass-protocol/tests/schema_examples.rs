@@ -1256,6 +1256,18 @@ fn all_event_data() -> Vec<EventData> {
             output_index: 0,
             input: "*** Begin".into(),
         },
+        FileSearchCallInProgress {
+            item_id: id(),
+            output_index: 0,
+        },
+        FileSearchCallSearching {
+            item_id: id(),
+            output_index: 0,
+        },
+        FileSearchCallCompleted {
+            item_id: id(),
+            output_index: 0,
+        },
     ]
 }
 
@@ -1300,10 +1312,13 @@ fn variant_ordinal(e: &EventData) -> usize {
         McpCallArgumentsDone { .. } => 33,
         CustomToolCallInputDelta { .. } => 34,
         CustomToolCallInputDone { .. } => 35,
+        FileSearchCallInProgress { .. } => 36,
+        FileSearchCallSearching { .. } => 37,
+        FileSearchCallCompleted { .. } => 38,
         Unknown(_) => usize::MAX,
     }
 }
-const EVENT_VARIANTS: usize = 36;
+const EVENT_VARIANTS: usize = 39;
 
 /// Required keys of the events that are extensions (no contract schema).
 const EXTENSION_EVENT_KEYS: &[(&str, &[&str])] = &[
@@ -1378,6 +1393,18 @@ const EXTENSION_EVENT_KEYS: &[(&str, &[&str])] = &[
             "output_index",
             "input",
         ],
+    ),
+    (
+        "response.file_search_call.in_progress",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.file_search_call.searching",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.file_search_call.completed",
+        &["type", "sequence_number", "item_id", "output_index"],
     ),
 ];
 

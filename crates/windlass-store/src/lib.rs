@@ -21,6 +21,8 @@ mod memory_conversations;
 mod memory_runs;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod retrieval;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 

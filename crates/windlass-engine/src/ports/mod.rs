@@ -10,8 +10,10 @@
 
 pub mod agent;
 pub mod host;
+pub mod resources;
 
 // The paths the ports had before they were grouped, so `ports::store::X`
 // (and a new port file written against it) keeps working.
 pub use agent::{conversations, events, mcp, policy, provider, sink, store, tools, trace};
 pub use host::{cancel, counters, propagation, quota, retention, runs};
+pub use resources::{embeddings, files, vector_stores};

@@ -25,6 +25,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         7,
         include_str!("../../migrations/0007_conversation_activity.sql"),
     ),
+    (
+        8,
+        include_str!("../../migrations/0008_files_vector_stores.sql"),
+    ),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

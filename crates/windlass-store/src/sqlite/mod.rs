@@ -9,13 +9,18 @@
 mod checkpoint;
 mod conn;
 mod conversations;
+mod files;
 mod group;
+mod ingestion;
 mod migrate;
 mod prune;
 mod read;
 mod runs;
 mod save_thread;
 mod trace;
+mod vector_rows;
+mod vector_search;
+mod vector_stores;
 mod write;
 
 use std::path::PathBuf;
