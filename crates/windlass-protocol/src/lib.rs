@@ -14,25 +14,42 @@
 
 mod open_enum;
 
+pub mod apply_patch;
+pub mod callers;
 pub mod client_tools;
+pub mod code_interpreter;
 pub mod compact;
+pub mod computer;
+pub mod containers;
 pub mod content;
 pub mod error;
 pub mod events;
 pub mod ids;
+pub mod image_generation;
+pub mod include;
 pub mod items;
 pub mod mcp;
 pub mod request;
 pub mod response;
+pub mod shell_calls;
 pub mod tools;
+pub mod web_search;
 
+pub use apply_patch::*;
+pub use callers::*;
 pub use client_tools::*;
+pub use code_interpreter::*;
 pub use compact::*;
+pub use computer::*;
+pub use containers::*;
 pub use content::*;
 pub use error::*;
 pub use events::*;
+pub use image_generation::*;
 pub use items::*;
 pub use mcp::*;
 pub use request::*;
 pub use response::*;
+pub use shell_calls::*;
 pub use tools::*;
+pub use web_search::*;

@@ -1256,6 +1256,40 @@ fn all_event_data() -> Vec<EventData> {
             output_index: 0,
             input: "*** Begin".into(),
         },
+        WebSearchCallInProgress {
+            item_id: id(),
+            output_index: 0,
+        },
+        WebSearchCallSearching {
+            item_id: id(),
+            output_index: 0,
+        },
+        WebSearchCallCompleted {
+            item_id: id(),
+            output_index: 0,
+        },
+        CodeInterpreterCallInProgress {
+            item_id: id(),
+            output_index: 0,
+        },
+        CodeInterpreterCallInterpreting {
+            item_id: id(),
+            output_index: 0,
+        },
+        CodeInterpreterCallCompleted {
+            item_id: id(),
+            output_index: 0,
+        },
+        CodeInterpreterCallCodeDelta {
+            item_id: id(),
+            output_index: 0,
+            delta: "print(".into(),
+        },
+        CodeInterpreterCallCodeDone {
+            item_id: id(),
+            output_index: 0,
+            code: "print(6*7)".into(),
+        },
     ]
 }
 
@@ -1300,10 +1334,18 @@ fn variant_ordinal(e: &EventData) -> usize {
         McpCallArgumentsDone { .. } => 33,
         CustomToolCallInputDelta { .. } => 34,
         CustomToolCallInputDone { .. } => 35,
+        WebSearchCallInProgress { .. } => 36,
+        WebSearchCallSearching { .. } => 37,
+        WebSearchCallCompleted { .. } => 38,
+        CodeInterpreterCallInProgress { .. } => 39,
+        CodeInterpreterCallInterpreting { .. } => 40,
+        CodeInterpreterCallCompleted { .. } => 41,
+        CodeInterpreterCallCodeDelta { .. } => 42,
+        CodeInterpreterCallCodeDone { .. } => 43,
         Unknown(_) => usize::MAX,
     }
 }
-const EVENT_VARIANTS: usize = 36;
+const EVENT_VARIANTS: usize = 44;
 
 /// Required keys of the events that are extensions (no contract schema).
 const EXTENSION_EVENT_KEYS: &[(&str, &[&str])] = &[
@@ -1378,6 +1420,44 @@ const EXTENSION_EVENT_KEYS: &[(&str, &[&str])] = &[
             "output_index",
             "input",
         ],
+    ),
+    (
+        "response.web_search_call.in_progress",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.web_search_call.searching",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.web_search_call.completed",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.code_interpreter_call.in_progress",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.code_interpreter_call.interpreting",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.code_interpreter_call.completed",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.code_interpreter_call_code.delta",
+        &[
+            "type",
+            "sequence_number",
+            "item_id",
+            "output_index",
+            "delta",
+        ],
+    ),
+    (
+        "response.code_interpreter_call_code.done",
+        &["type", "sequence_number", "item_id", "output_index", "code"],
     ),
 ];
 
