@@ -32,6 +32,7 @@ pub use engine::{Engine, EngineBuilder};
 pub use error::*;
 pub use outcome::*;
 pub use ports::cancel::*;
+pub use ports::containers::*;
 pub use ports::conversations::*;
 pub use ports::events::*;
 pub use ports::mcp::*;

@@ -1,6 +1,7 @@
 //! The engine's ports. Adapters implement them in their own crates.
 
 pub mod cancel;
+pub mod containers;
 pub mod conversations;
 pub mod events;
 pub mod mcp;

@@ -17,6 +17,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-pg/0003_tenants.sql"),
     include_str!("../../migrations-pg/0004_quotas.sql"),
     include_str!("../../migrations-pg/0005_conversations.sql"),
+    // 0006: files and vector stores.
+    include_str!("../../migrations-pg/0007_containers.sql"),
 ];
 
 /// The advisory lock key that serializes migrations (any fixed number; this

@@ -10,6 +10,7 @@
 //! than `disable`/`prefer` is refused at open rather than silently ignored).
 
 mod cancel;
+mod containers;
 mod conversations;
 mod migrate;
 mod quota;

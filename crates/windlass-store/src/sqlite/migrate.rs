@@ -21,6 +21,8 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../../migrations/0004_tenants.sql")),
     (5, include_str!("../../migrations/0005_live_runs.sql")),
     (6, include_str!("../../migrations/0006_conversations.sql")),
+    // 7: files and vector stores.
+    (8, include_str!("../../migrations/0008_containers.sql")),
 ];
 
 /// Brings the schema of `conn`'s database up to date.
