@@ -23,6 +23,7 @@ pub mod config;
 mod configured;
 pub mod content;
 mod hub;
+pub mod sandbox;
 mod session;
 pub mod ssrf;
 mod trace_context;
