@@ -22,6 +22,7 @@ mod client;
 pub mod config;
 mod configured;
 pub mod content;
+pub mod hosted;
 mod hub;
 pub mod sandbox;
 mod session;
