@@ -55,6 +55,7 @@ pub use ports::host::propagation::{
 pub use ports::host::quota::*;
 pub use ports::host::retention::*;
 pub use ports::host::runs::*;
+pub use ports::resources::containers::*;
 pub use ports::resources::embeddings::*;
 pub use ports::resources::files::*;
 pub use ports::resources::vector_stores::*;

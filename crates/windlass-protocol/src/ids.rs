@@ -22,6 +22,19 @@ pub mod prefix {
     pub const FILE_BATCH: &str = "vsfb";
     /// Files are `file-...` (a dash, as OpenAI's): see [`new_file_id`](super::new_file_id).
     pub const FILE: &str = "file";
+    pub const WEB_SEARCH_CALL: &str = "ws";
+    pub const CODE_INTERPRETER_CALL: &str = "ci";
+    pub const IMAGE_GENERATION_CALL: &str = "ig";
+    pub const SHELL_CALL: &str = "sh";
+    pub const SHELL_CALL_OUTPUT: &str = "sho";
+    pub const LOCAL_SHELL_CALL: &str = "lsh";
+    pub const LOCAL_SHELL_CALL_OUTPUT: &str = "lsho";
+    pub const APPLY_PATCH_CALL: &str = "apc";
+    pub const APPLY_PATCH_CALL_OUTPUT: &str = "apco";
+    pub const COMPUTER_CALL: &str = "cu";
+    pub const COMPUTER_CALL_OUTPUT: &str = "cuo";
+    pub const CONTAINER: &str = "cntr";
+    pub const CONTAINER_FILE: &str = "cfile";
 }
 
 /// A new random id with `prefix`, e.g. `resp_3f2a...`.

@@ -15,8 +15,11 @@
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod codec;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod container_codec;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod conversation_codec;
 mod memory;
+mod memory_containers;
 mod memory_conversations;
 mod memory_runs;
 #[cfg(feature = "postgres")]

@@ -13,6 +13,8 @@ use windlass_protocol::{Item, ResponseResource};
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    /// Containers and their files (see `memory_containers.rs`).
+    pub(crate) containers: Mutex<crate::memory_containers::ContainerTables>,
 }
 
 /// Mirrors the SQLite schema: items stored once under a monotonic key, and

@@ -140,7 +140,7 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
             }
             // OpenAI runs these itself; they are not offered to the model
             // (prepare logs them) and stay in the response's `tools`.
-            Tool::Unknown(_) if tool.is_hosted() => {}
+            _ if tool.is_hosted() => {}
             // Unknown types, and any the protocol crate learns before this
             // engine handles them, are refused.
             _ => {

@@ -10,6 +10,7 @@
 //! `sslkey`; see `tls.rs`), on rustls.
 
 mod cancel;
+mod containers;
 mod conversations;
 mod counters;
 mod files;

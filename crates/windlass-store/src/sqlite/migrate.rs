@@ -29,6 +29,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         8,
         include_str!("../../migrations/0008_files_vector_stores.sql"),
     ),
+    (9, include_str!("../../migrations/0009_containers.sql")),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

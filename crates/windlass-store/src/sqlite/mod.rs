@@ -8,6 +8,7 @@
 
 mod checkpoint;
 mod conn;
+mod containers;
 mod conversations;
 mod files;
 mod group;

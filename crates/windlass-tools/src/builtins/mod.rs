@@ -12,7 +12,7 @@
 
 mod config;
 mod fetch;
-mod files;
+pub(crate) mod files;
 mod hub;
 mod shell;
 mod stdio;

@@ -3,6 +3,7 @@
 //! server's routes and the `file_search` executor call them; the loop itself
 //! never does.
 
+pub mod containers;
 pub mod embeddings;
 pub mod files;
 pub mod vector_stores;
