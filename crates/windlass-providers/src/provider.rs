@@ -1,19 +1,30 @@
 //! [`HttpProvider`]: one upstream of any kind behind the engine's port.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use bytes::Bytes;
-use windlass_engine::{ModelInfo, ModelProvider, ModelRequest, ModelStream, ProviderError};
+use futures::StreamExt;
+use tokio::sync::OnceCell;
+use windlass_engine::{
+    ModelEvent, ModelInfo, ModelProvider, ModelRequest, ModelStream, ProviderError, TokenCount,
+};
 
 use crate::chat::ChatWire;
 use crate::codec::WireCodec;
-use crate::config::ChatProviderConfig;
+use crate::config::{ChatProviderConfig, Tokenizer};
 use crate::transport::Transport;
 
 /// A model server reached over HTTP, speaking the wire format `C`.
 #[derive(Debug, Clone)]
 pub struct HttpProvider<C> {
-    transport: Transport,
+    pub(crate) transport: Transport,
     turn_url: reqwest::Url,
-    codec: C,
+    pub(crate) codec: C,
+    /// What an `auto` tokenizer turned out to be.
+    pub(crate) detected: Arc<OnceCell<Tokenizer>>,
+    /// Context lengths learnt, by model.
+    pub(crate) contexts: Arc<Mutex<HashMap<String, u64>>>,
 }
 
 /// A model server speaking OpenAI's `/v1/chat/completions`.
@@ -39,6 +50,8 @@ impl<C: WireCodec> HttpProvider<C> {
             transport,
             turn_url,
             codec,
+            detected: Arc::default(),
+            contexts: Arc::default(),
         })
     }
 
@@ -61,17 +74,43 @@ impl<C: WireCodec> ModelProvider for HttpProvider<C> {
             .transport
             .post(&self.turn_url, body, request.stream)
             .await?;
-        self.transport
+        let events = self
+            .transport
             .events(
                 answer,
                 request.stream,
                 || self.codec.stream_decoder(),
                 |body| self.codec.decode_body(body),
             )
-            .await
+            .await?;
+        if C::REASONING_IS_TEXT && request.reasoning_summary.is_some() {
+            return Ok(Box::pin(events.map(|e| e.map(reasoning_as_summary))));
+        }
+        Ok(events)
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, ProviderError> {
         self.transport.list_models().await
+    }
+
+    async fn count_tokens(&self, request: &ModelRequest) -> Result<TokenCount, ProviderError> {
+        self.codec.check(request)?;
+        self.count(request).await
+    }
+
+    async fn context_length(&self, model: &str) -> Result<Option<u64>, ProviderError> {
+        self.context(model).await
+    }
+}
+
+/// The kind's only reasoning is its text; asked for a summary, the client
+/// gets that text as the summary (one part), as the upstream wrote it.
+fn reasoning_as_summary(event: ModelEvent) -> ModelEvent {
+    match event {
+        ModelEvent::ReasoningDelta(delta) => ModelEvent::ReasoningSummaryDelta {
+            summary_index: 0,
+            delta,
+        },
+        other => other,
     }
 }
