@@ -76,3 +76,6 @@ pub fn provider_for(
         }
     })
 }
+
+#[cfg(test)]
+mod forwarding_tests;

@@ -87,11 +87,7 @@ impl ModelRequest {
         self.frequency_penalty = req.frequency_penalty;
         self.max_output_tokens = req.max_output_tokens;
         self.top_logprobs = req.top_logprobs;
-        self.logprobs = req
-            .include
-            .iter()
-            .flatten()
-            .any(|i| i == INCLUDE_LOGPROBS);
+        self.logprobs = req.include.iter().flatten().any(|i| i == INCLUDE_LOGPROBS);
         self.text_format = req.text.as_ref().and_then(|t| t.format.clone());
         self.verbosity = req.text.as_ref().and_then(|t| t.verbosity);
         self.reasoning_effort = req.reasoning.as_ref().and_then(|r| r.effort);

@@ -87,7 +87,11 @@ async fn open_part(out: &mut Emitter<'_>, idx: usize) -> usize {
     part
 }
 
-fn summary_mut<'a>(out: &'a mut Emitter<'_>, idx: usize, part: usize) -> Option<&'a mut ContentPart> {
+fn summary_mut<'a>(
+    out: &'a mut Emitter<'_>,
+    idx: usize,
+    part: usize,
+) -> Option<&'a mut ContentPart> {
     match out.item_mut(idx) {
         Item::Reasoning(r) => r.summary.get_mut(part),
         _ => None,
