@@ -36,6 +36,7 @@ pub use ports::conversations::*;
 pub use ports::events::*;
 pub use ports::mcp::*;
 pub use ports::policy::*;
+pub use ports::prompts::*;
 pub use ports::propagation::{
     adopt_trace_parent, set_trace_propagation, trace_headers, TracePropagation,
 };

@@ -17,6 +17,7 @@ pub mod prefix {
     pub const MCP_APPROVAL_REQUEST: &str = "mcpr";
     pub const MCP_APPROVAL_RESPONSE: &str = "mcpa";
     pub const COMPACTION: &str = "cmp";
+    pub const PROMPT: &str = "pmpt";
 }
 
 /// A new random id with `prefix`, e.g. `resp_3f2a...`.

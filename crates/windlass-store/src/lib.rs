@@ -18,9 +18,12 @@ mod codec;
 mod conversation_codec;
 mod memory;
 mod memory_conversations;
+mod memory_prompts;
 mod memory_runs;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod prompt_codec;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 

@@ -5,6 +5,7 @@ pub mod conversations;
 pub mod events;
 pub mod mcp;
 pub mod policy;
+pub mod prompts;
 pub mod propagation;
 pub mod provider;
 pub mod quota;

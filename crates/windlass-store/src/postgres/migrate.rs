@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-pg/0003_tenants.sql"),
     include_str!("../../migrations-pg/0004_quotas.sql"),
     include_str!("../../migrations-pg/0005_conversations.sql"),
+    include_str!("../../migrations-pg/0006_prompts.sql"),
 ];
 
 /// The advisory lock key that serializes migrations (any fixed number; this

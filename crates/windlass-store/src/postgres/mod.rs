@@ -12,6 +12,7 @@
 mod cancel;
 mod conversations;
 mod migrate;
+mod prompts;
 mod quota;
 mod read;
 mod runs;

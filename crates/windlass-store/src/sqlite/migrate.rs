@@ -21,6 +21,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../../migrations/0004_tenants.sql")),
     (5, include_str!("../../migrations/0005_live_runs.sql")),
     (6, include_str!("../../migrations/0006_conversations.sql")),
+    (7, include_str!("../../migrations/0007_prompts.sql")),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

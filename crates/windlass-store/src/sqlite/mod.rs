@@ -11,6 +11,7 @@ mod conn;
 mod conversations;
 mod group;
 mod migrate;
+mod prompts;
 mod prune;
 mod read;
 mod runs;
