@@ -27,6 +27,7 @@ pub mod prompts;
 pub mod request;
 pub mod response;
 pub mod tools;
+pub mod webhook_event;
 
 pub use client_tools::*;
 pub use compact::*;
@@ -40,3 +41,4 @@ pub use prompts::*;
 pub use request::*;
 pub use response::*;
 pub use tools::*;
+pub use webhook_event::*;
