@@ -83,10 +83,14 @@ impl<C: WireCodec> ModelProvider for HttpProvider<C> {
                 |body| self.codec.decode_body(body),
             )
             .await?;
-        if C::REASONING_IS_TEXT && request.reasoning_summary.is_some() {
-            return Ok(Box::pin(events.map(|e| e.map(reasoning_as_summary))));
+        let summary = C::REASONING_IS_TEXT && request.reasoning_summary.is_some();
+        if !summary && request.logprobs {
+            return Ok(events);
         }
-        Ok(events)
+        let logprobs = request.logprobs;
+        Ok(Box::pin(
+            events.map(move |e| e.map(|e| as_asked(e, summary, logprobs))),
+        ))
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, ProviderError> {
@@ -103,14 +107,18 @@ impl<C: WireCodec> ModelProvider for HttpProvider<C> {
     }
 }
 
-/// The kind's only reasoning is its text; asked for a summary, the client
-/// gets that text as the summary (one part), as the upstream wrote it.
-fn reasoning_as_summary(event: ModelEvent) -> ModelEvent {
+/// An event as the request asked for it. `summary`: the kind's only
+/// reasoning is its text, so the client asking for a summary gets that text
+/// as the summary (one part), as the upstream wrote it. Log probabilities
+/// an upstream sends unasked are not passed on (OpenAI shows them only when
+/// `include` asks).
+fn as_asked(event: ModelEvent, summary: bool, logprobs: bool) -> ModelEvent {
     match event {
-        ModelEvent::ReasoningDelta(delta) => ModelEvent::ReasoningSummaryDelta {
+        ModelEvent::ReasoningDelta(delta) if summary => ModelEvent::ReasoningSummaryDelta {
             summary_index: 0,
             delta,
         },
+        ModelEvent::TextDeltaLogprobs { delta, .. } if !logprobs => ModelEvent::TextDelta(delta),
         other => other,
     }
 }
