@@ -22,6 +22,7 @@ pub mod events;
 pub mod ids;
 pub mod items;
 pub mod mcp;
+pub mod obfuscation;
 pub mod prompt_expand;
 pub mod prompts;
 pub mod request;
