@@ -58,6 +58,7 @@ pub use ports::host::runs::*;
 pub use ports::resources::containers::*;
 pub use ports::resources::embeddings::*;
 pub use ports::resources::files::*;
+pub use ports::resources::prompts::*;
 pub use ports::resources::vector_stores::*;
 pub use prepare::{
     with_id, META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS, META_TOOL_ERROR_THRESHOLD,

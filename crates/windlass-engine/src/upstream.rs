@@ -135,24 +135,17 @@ pub(crate) fn model_request(
     } else {
         ModelToolChoice::Auto
     };
-    ModelRequest {
+    let mut model_request = ModelRequest {
         model: run.response.model.clone(),
         instructions: req.instructions.clone(),
         transcript,
         tools,
         tool_choice,
-        parallel_tool_calls: req.parallel_tool_calls,
-        temperature: req.temperature,
-        top_p: req.top_p,
-        presence_penalty: req.presence_penalty,
-        frequency_penalty: req.frequency_penalty,
-        max_output_tokens: req.max_output_tokens,
-        top_logprobs: req.top_logprobs,
-        text_format: req.text.as_ref().and_then(|t| t.format.clone()),
-        reasoning_effort: req.reasoning.as_ref().and_then(|r| r.effort),
-        user: req.safety_identifier.clone().or_else(|| req.user.clone()),
         stream,
-    }
+        ..ModelRequest::default()
+    };
+    model_request.apply_options(req);
+    model_request
 }
 
 #[cfg(test)]

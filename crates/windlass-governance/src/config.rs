@@ -19,12 +19,15 @@
 //! url = "http://127.0.0.1:9000/decide"
 //! timeout_ms = 2000
 //! on_error = "deny"
+//! secret_env = "WINDLASS_POLICY_WEBHOOK_SECRET"   # or secret = "whsec_..."
 //! ```
 
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 
 use serde::Deserialize;
+
+use crate::signing::{SecretConfig, WebhookSecret};
 
 /// How far a caller's tools may act on their own (seed 004 1.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
@@ -134,6 +137,32 @@ pub struct WebhookConfig {
     pub timeout_ms: u64,
     #[serde(default)]
     pub on_error: OnError,
+    /// Signs every request as a Standard Webhook (`webhook-id`,
+    /// `webhook-timestamp`, `webhook-signature`): `whsec_<base64>`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub secret: Option<SecretConfig>,
+    /// An environment variable holding the secret (keeps it out of the file).
+    #[serde(default)]
+    pub secret_env: Option<String>,
+}
+
+impl WebhookConfig {
+    /// The signing secret, from `secret` or `secret_env`.
+    pub fn signing_secret(&self) -> Result<Option<WebhookSecret>, GovernanceConfigError> {
+        match (&self.secret, &self.secret_env) {
+            (Some(_), Some(_)) => Err(GovernanceConfigError::TwoSecrets),
+            (Some(s), None) => Ok(Some(s.0.clone())),
+            (None, Some(var)) => {
+                let text = std::env::var(var)
+                    .map_err(|_| GovernanceConfigError::SecretEnv(var.clone()))?;
+                WebhookSecret::parse(&text)
+                    .map(Some)
+                    .map_err(|_| GovernanceConfigError::SecretEnv(var.clone()))
+            }
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 fn default_webhook_timeout() -> u64 {
@@ -161,6 +190,10 @@ pub enum GovernanceConfigError {
     WebhookTimeout,
     #[error("governance.webhook: HTTP client setup failed: {0}")]
     WebhookClient(String),
+    #[error("governance.webhook: set secret or secret_env, not both")]
+    TwoSecrets,
+    #[error("governance.webhook.secret_env: {0} is not set to a `whsec_` secret")]
+    SecretEnv(String),
     #[error("{field}: {entry:?} is empty or not a valid entry")]
     Entry { field: String, entry: String },
 }
@@ -186,6 +219,7 @@ impl GovernanceConfig {
             if w.timeout_ms == 0 {
                 return Err(GovernanceConfigError::WebhookTimeout);
             }
+            w.signing_secret()?;
         }
         let tables = std::iter::once(("governance".to_owned(), &self.defaults)).chain(
             self.keys

@@ -35,6 +35,7 @@ pub mod prefix {
     pub const COMPUTER_CALL_OUTPUT: &str = "cuo";
     pub const CONTAINER: &str = "cntr";
     pub const CONTAINER_FILE: &str = "cfile";
+    pub const PROMPT: &str = "pmpt";
 }
 
 /// A new random id with `prefix`, e.g. `resp_3f2a...`.

@@ -15,12 +15,14 @@ pub mod anthropic;
 mod chat;
 mod codec;
 mod config;
+mod count;
 pub mod decode;
 mod embeddings;
 pub mod encode;
 mod ending;
 mod glob;
 mod http_error;
+mod logprobs;
 mod messages;
 mod provider;
 mod pump;
@@ -35,7 +37,7 @@ mod wire;
 pub use anthropic::AnthropicWire;
 pub use chat::ChatWire;
 pub use codec::{EventDecoder, WireCodec};
-pub use config::{ChatProviderConfig, MaxTokensField};
+pub use config::{ChatProviderConfig, MaxTokensField, Tokenizer};
 pub use embeddings::{EmbeddingsClient, DEFAULT_BATCH as DEFAULT_EMBEDDING_BATCH};
 pub use glob::glob_match;
 pub use provider::{ChatCompletionsProvider, HttpProvider};
@@ -76,3 +78,6 @@ pub fn provider_for(
         }
     })
 }
+
+#[cfg(test)]
+mod forwarding_tests;

@@ -35,6 +35,8 @@ pub(crate) struct Inner {
     pub(crate) events: HashMap<String, (String, Vec<StoredEvent>)>,
     /// Conversations by id (see `memory_conversations.rs`).
     pub(crate) conversations: HashMap<String, StoredConversation>,
+    /// Prompts by id (see `memory_prompts.rs`).
+    pub(crate) prompts: HashMap<String, crate::memory_prompts::StoredPrompt>,
 }
 
 #[derive(Debug)]

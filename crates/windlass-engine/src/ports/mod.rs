@@ -16,4 +16,4 @@ pub mod resources;
 // (and a new port file written against it) keeps working.
 pub use agent::{conversations, events, mcp, policy, provider, sink, store, tools, trace};
 pub use host::{cancel, counters, propagation, quota, retention, runs};
-pub use resources::{containers, embeddings, files, vector_stores};
+pub use resources::{containers, embeddings, files, prompts, vector_stores};

@@ -130,15 +130,15 @@ fn check_upstream(
     for item in input {
         crate::upstream::push_upstream(&mut transcript, item);
     }
-    let probe = ModelRequest {
+    let mut probe = ModelRequest {
         model: model.to_owned(),
         instructions: req.instructions.clone(),
         transcript: transcript.into(),
         tools: tools.set.model_tools(),
         tool_choice: tools.first_choice.clone(),
-        text_format: req.text.as_ref().and_then(|t| t.format.clone()),
         ..ModelRequest::default()
     };
+    probe.apply_options(req);
     provider.check(&probe).map_err(|e| match e {
         ProviderError::Unsupported { message, param } => EngineError::InvalidRequest {
             message,

@@ -5,6 +5,7 @@
 //! opened and closed exactly once, with its final text in the `done` events.
 
 mod calls;
+mod summary;
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -12,8 +13,8 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
-    ContentPart, EventData, Item, ItemStatus, Message, MessageContent, Reasoning, RefusalPart,
-    Role, TextPart, Usage,
+    ContentPart, EventData, Item, ItemStatus, LogProb, Message, MessageContent, Reasoning,
+    RefusalPart, Role, TextPart, Usage,
 };
 
 use crate::emitter::Emitter;
@@ -46,6 +47,9 @@ pub(crate) enum PartKind {
 #[derive(Default)]
 pub(crate) struct Open {
     pub reasoning: Option<usize>,
+    /// The open summary part of the open reasoning item (the upstream's
+    /// `summary_index`, and its position in the item's `summary`).
+    pub summary: Option<(u32, usize)>,
     pub message: Option<(usize, Option<(usize, PartKind)>)>,
     /// Upstream tool-call index -> output index.
     pub calls: BTreeMap<u32, usize>,
@@ -73,9 +77,18 @@ pub(crate) async fn run_turn(
             Some(Ok(ev)) => match ev {
                 ModelEvent::ReasoningDelta(d) => reasoning_delta(out, &mut open, d).await,
                 ModelEvent::ReasoningEncrypted(e) => reasoning_sealed(out, &mut open, e).await,
-                ModelEvent::TextDelta(d) => text_delta(out, &mut open, d, PartKind::Text).await,
+                ModelEvent::ReasoningSummaryDelta {
+                    summary_index,
+                    delta,
+                } => summary::summary_delta(out, &mut open, summary_index, delta).await,
+                ModelEvent::TextDelta(d) => {
+                    text_delta(out, &mut open, d, PartKind::Text, Vec::new()).await
+                }
+                ModelEvent::TextDeltaLogprobs { delta, logprobs } => {
+                    text_delta(out, &mut open, delta, PartKind::Text, logprobs).await
+                }
                 ModelEvent::RefusalDelta(d) => {
-                    text_delta(out, &mut open, d, PartKind::Refusal).await
+                    text_delta(out, &mut open, d, PartKind::Refusal, Vec::new()).await
                 }
                 ModelEvent::ToolCallDelta {
                     index,
@@ -145,6 +158,7 @@ async fn reasoning_sealed(out: &mut Emitter<'_>, open: &mut Open, sealed: String
 
 async fn reasoning_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String) {
     let idx = open_reasoning(out, open).await;
+    open_reasoning_text(out, idx).await;
     if let Item::Reasoning(r) = out.item_mut(idx) {
         if let Some(ContentPart::ReasoningText(t)) = r.content.as_mut().and_then(|c| c.first_mut())
         {
@@ -163,8 +177,9 @@ async fn reasoning_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String) 
     }
 }
 
-/// The open reasoning item, opened (closing an open message) when none is.
-async fn open_reasoning(out: &mut Emitter<'_>, open: &mut Open) -> usize {
+/// The open reasoning item, opened (closing an open message) when none is;
+/// its text part opens with the first text ([`open_reasoning_text`]).
+pub(crate) async fn open_reasoning(out: &mut Emitter<'_>, open: &mut Open) -> usize {
     if let Some(i) = open.reasoning {
         return i;
     }
@@ -173,30 +188,45 @@ async fn open_reasoning(out: &mut Emitter<'_>, open: &mut Open) -> usize {
     }
     let id = new_id(prefix::REASONING);
     let item = Item::Reasoning(Reasoning {
-        id: Some(id.clone()),
+        id: Some(id),
         summary: Vec::new(),
         content: Some(Vec::new()),
         encrypted_content: None,
         status: Some(ItemStatus::InProgress),
     });
     let i = out.add_item(item).await;
-    if let Item::Reasoning(r) = out.item_mut(i) {
-        r.content = Some(vec![reasoning_part(String::new())]);
+    open.reasoning = Some(i);
+    i
+}
+
+/// Opens the reasoning item's text part unless it is open already.
+async fn open_reasoning_text(out: &mut Emitter<'_>, idx: usize) {
+    if let Item::Reasoning(r) = out.item_mut(idx) {
+        let content = r.content.get_or_insert_with(Vec::new);
+        if !content.is_empty() {
+            return;
+        }
+        content.push(reasoning_part(String::new()));
     }
     if out.on() {
+        let item_id = item_id(out, idx);
         out.emit(EventData::ContentPartAdded {
-            item_id: id,
-            output_index: i,
+            item_id,
+            output_index: idx,
             content_index: 0,
             part: reasoning_part(String::new()),
         })
         .await;
     }
-    open.reasoning = Some(i);
-    i
 }
 
-async fn text_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String, kind: PartKind) {
+async fn text_delta(
+    out: &mut Emitter<'_>,
+    open: &mut Open,
+    delta: String,
+    kind: PartKind,
+    logprobs: Vec<LogProb>,
+) {
     if open.reasoning.is_some() {
         close_reasoning(out, open, ItemStatus::Completed).await;
     }
@@ -259,7 +289,14 @@ async fn text_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String, kind:
     }) = out.item_mut(idx)
     {
         match parts.get_mut(content_index) {
-            Some(ContentPart::OutputText(t)) => t.text.push_str(&delta),
+            Some(ContentPart::OutputText(t)) => {
+                t.text.push_str(&delta);
+                if !logprobs.is_empty() {
+                    t.logprobs
+                        .get_or_insert_with(Vec::new)
+                        .extend(logprobs.iter().cloned());
+                }
+            }
             Some(ContentPart::Refusal(r)) => r.refusal.push_str(&delta),
             _ => {}
         }
@@ -272,7 +309,7 @@ async fn text_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String, kind:
                 output_index: idx,
                 content_index,
                 delta,
-                logprobs: Vec::new(),
+                logprobs,
             },
             PartKind::Refusal => EventData::RefusalDelta {
                 item_id,
@@ -292,20 +329,24 @@ async fn close_all(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
 }
 
 pub(crate) async fn close_reasoning(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
-    let Some(idx) = open.reasoning.take() else {
+    let Some(idx) = open.reasoning else {
         return;
     };
-    let mut text = String::new();
+    summary::close_summary(out, open, idx).await;
+    open.reasoning = None;
+    let mut text = None;
     if let Item::Reasoning(r) = out.item_mut(idx) {
         r.status = Some(status);
+        // A summary-only item (as OpenAI's models give) has no content.
+        if r.content.as_ref().is_some_and(Vec::is_empty) {
+            r.content = None;
+        }
         text = r
             .content
-            .iter()
-            .flatten()
-            .filter_map(ContentPart::text)
-            .collect();
+            .as_ref()
+            .map(|c| c.iter().filter_map(ContentPart::text).collect::<String>());
     }
-    if out.on() {
+    if let (true, Some(text)) = (out.on(), text) {
         let item_id = item_id(out, idx);
         out.emit(EventData::ReasoningDone {
             item_id: item_id.clone(),
@@ -357,7 +398,7 @@ async fn close_part(out: &mut Emitter<'_>, idx: usize, content_index: usize, kin
             output_index: idx,
             content_index,
             text: t.text.clone(),
-            logprobs: Vec::new(),
+            logprobs: t.logprobs.clone().unwrap_or_default(),
         },
         (ContentPart::Refusal(r), _) => EventData::RefusalDone {
             item_id: item_id.clone(),

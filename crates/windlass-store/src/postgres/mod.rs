@@ -17,6 +17,7 @@ mod files;
 mod ingestion;
 mod migrate;
 mod pgvector;
+mod prompts;
 mod quota;
 mod read;
 mod runs;

@@ -30,6 +30,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../migrations/0008_files_vector_stores.sql"),
     ),
     (9, include_str!("../../migrations/0009_containers.sql")),
+    (10, include_str!("../../migrations/0010_prompts.sql")),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

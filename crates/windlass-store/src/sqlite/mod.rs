@@ -14,6 +14,7 @@ mod files;
 mod group;
 mod ingestion;
 mod migrate;
+mod prompts;
 mod prune;
 mod read;
 mod runs;

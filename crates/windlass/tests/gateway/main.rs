@@ -15,5 +15,6 @@ mod sse_keepalive;
 mod store;
 mod store_false_db;
 mod text;
+mod upstream_forwarding;
 mod upstream_kinds;
 mod websocket;

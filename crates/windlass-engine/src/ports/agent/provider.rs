@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use futures::Stream;
 use serde_json::Value;
-use windlass_protocol::{Item, ReasoningEffort, TextFormat, Usage};
+use windlass_protocol::{
+    CreateResponseRequest, Item, LogProb, ReasoningEffort, ReasoningSummary, TextFormat, Usage,
+    Verbosity,
+};
 
 /// A function the model may call, as the upstream sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,12 +47,58 @@ pub struct ModelRequest {
     pub presence_penalty: Option<f64>,
     pub frequency_penalty: Option<f64>,
     pub max_output_tokens: Option<u64>,
+    /// How many most likely alternatives to report per token (with
+    /// [`ModelRequest::logprobs`]).
     pub top_logprobs: Option<u32>,
+    /// Per-token log probabilities of the output text are wanted: `include`
+    /// names `message.output_text.logprobs` (without it OpenAI shows none,
+    /// whatever `top_logprobs` says).
+    pub logprobs: bool,
     pub text_format: Option<TextFormat>,
+    /// `text.verbosity`.
+    pub verbosity: Option<Verbosity>,
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// `reasoning.summary`: the reasoning is wanted as a summary.
+    pub reasoning_summary: Option<ReasoningSummary>,
+    /// `service_tier` as the client asked for it (already checked to be
+    /// one of OpenAI's values).
+    pub service_tier: Option<String>,
+    /// `prompt_cache_key`: a routing hint for the upstream's prompt cache.
+    pub prompt_cache_key: Option<String>,
+    /// `safety_identifier`: a stable id of the end user, for the
+    /// upstream's abuse detection.
+    pub safety_identifier: Option<String>,
+    /// `user` (OpenAI's older end-user field).
     pub user: Option<String>,
     /// Stream from the upstream (`true`) or ask for one complete body.
     pub stream: bool,
+}
+
+/// The `include` value asking for the output text's log probabilities.
+pub const INCLUDE_LOGPROBS: &str = "message.output_text.logprobs";
+
+impl ModelRequest {
+    /// Sets everything a turn takes from the client's request as is:
+    /// sampling, logprobs, text and reasoning options, routing hints and
+    /// end-user ids. Every turn of a response sends the same.
+    pub fn apply_options(&mut self, req: &CreateResponseRequest) {
+        self.parallel_tool_calls = req.parallel_tool_calls;
+        self.temperature = req.temperature;
+        self.top_p = req.top_p;
+        self.presence_penalty = req.presence_penalty;
+        self.frequency_penalty = req.frequency_penalty;
+        self.max_output_tokens = req.max_output_tokens;
+        self.top_logprobs = req.top_logprobs;
+        self.logprobs = req.include.iter().flatten().any(|i| i == INCLUDE_LOGPROBS);
+        self.text_format = req.text.as_ref().and_then(|t| t.format.clone());
+        self.verbosity = req.text.as_ref().and_then(|t| t.verbosity);
+        self.reasoning_effort = req.reasoning.as_ref().and_then(|r| r.effort);
+        self.reasoning_summary = req.reasoning.as_ref().and_then(|r| r.summary);
+        self.service_tier = req.service_tier.clone();
+        self.prompt_cache_key = req.prompt_cache_key.clone();
+        self.safety_identifier = req.safety_identifier.clone();
+        self.user = req.user.clone();
+    }
 }
 
 /// The items one upstream call carries, in order: a `head` shared by every
@@ -123,7 +172,19 @@ pub enum FinishReason {
 #[non_exhaustive]
 pub enum ModelEvent {
     TextDelta(String),
+    /// Output text with the log probabilities of its tokens (asked for with
+    /// [`ModelRequest::logprobs`]); otherwise the same as `TextDelta`.
+    TextDeltaLogprobs {
+        delta: String,
+        logprobs: Vec<LogProb>,
+    },
     ReasoningDelta(String),
+    /// Text of the reasoning summary's part number `summary_index` (a new
+    /// index starts a new part of the same reasoning item).
+    ReasoningSummaryDelta {
+        summary_index: u32,
+        delta: String,
+    },
     /// The opaque, upstream-verifiable form of the reasoning just streamed
     /// (OpenAI `encrypted_content`, an Anthropic thinking `signature`): it
     /// is kept on the reasoning item, which it closes, so a later turn can
@@ -150,6 +211,22 @@ pub struct ModelInfo {
     pub id: String,
     pub owned_by: Option<String>,
     pub created: Option<u64>,
+}
+
+/// How many input tokens a request would take, and how that was known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenCount {
+    pub input_tokens: u64,
+    pub method: CountMethod,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CountMethod {
+    /// The upstream's own tokenizer counted the request as it would be sent.
+    Upstream,
+    /// Windlass estimated it: the upstream offers no tokenizer.
+    Estimate,
 }
 
 /// Why an upstream call failed. Dropping a [`ModelStream`] aborts the call.
@@ -211,5 +288,20 @@ pub trait ModelProvider: Send + Sync {
     /// such input is a 400 that writes nothing.
     fn check(&self, _request: &ModelRequest) -> Result<(), ProviderError> {
         Ok(())
+    }
+
+    /// How many input tokens `request` (instructions, transcript, tools)
+    /// takes on the upstream that would serve it.
+    async fn count_tokens(&self, _request: &ModelRequest) -> Result<TokenCount, ProviderError> {
+        Err(ProviderError::Unsupported {
+            message: "this upstream cannot count tokens".into(),
+            param: None,
+        })
+    }
+
+    /// The context length (prompt plus output, in tokens) of `model` as the
+    /// upstream serves it, when known from configuration or the upstream.
+    async fn context_length(&self, _model: &str) -> Result<Option<u64>, ProviderError> {
+        Ok(None)
     }
 }

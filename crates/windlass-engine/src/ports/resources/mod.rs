@@ -6,4 +6,5 @@
 pub mod containers;
 pub mod embeddings;
 pub mod files;
+pub mod prompts;
 pub mod vector_stores;
