@@ -11,7 +11,7 @@
 //! the request selected.
 
 mod config;
-mod fetch;
+pub(crate) mod fetch;
 pub(crate) mod files;
 mod hub;
 mod shell;

@@ -9,3 +9,14 @@
 //! unchanged.
 
 pub mod apply_patch;
+pub mod web_search;
+
+/// A function the model sees for a hosted tool (the engine turns it into a
+/// tool definition owned by the executor).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostedFunction {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// JSON Schema of the arguments.
+    pub parameters: serde_json::Value,
+}
