@@ -14,6 +14,11 @@ A strongly connected component of more than two files is a circle: the
 script prints it, with the edges inside it, and exits 1. Two files that use
 each other (a module and its tests, a parent and one child) are allowed.
 
+One rule on top, for the server: a route file (`windlass-server/src/http/
+<x>.rs`) never imports another route file; what two routes share belongs in
+`intake.rs`, `run/`, `guard/` or a small shared module (a route that borrows
+a sibling's helpers is how the server's rooms grew circles before).
+
     scripts/import-graph.py                 # every crate, fail on a circle
     scripts/import-graph.py -v              # also list the two-file pairs
     scripts/import-graph.py windlass-engine # one crate
@@ -28,6 +33,8 @@ import sys
 from collections import defaultdict
 
 MAX_FILES = 2
+# Directories whose files may not import each other: (crate, dir, allowed).
+SIBLING_RULES = [("windlass-server", "src/http", {"mod.rs"})]
 
 # --- tokens --------------------------------------------------------------
 
@@ -458,9 +465,28 @@ def check(workspace, crate_names, verbose, excepted):
                 if len(comp) > MAX_FILES or (verbose and len(comp) > 1):
                     failed |= len(comp) > MAX_FILES
                     report(workspace, root, comp, edges)
+            failed |= sibling_imports(workspace, name, crate_dir, edges)
         status = "ok" if worst <= MAX_FILES else "CIRCLE"
         print(f"{name}: largest circle {worst} file(s) [{status}]")
     return failed
+
+
+def sibling_imports(workspace, name, crate_dir, edges):
+    """Reports imports between files of a directory that SIBLING_RULES keeps
+    apart; true when there is one."""
+    found = False
+    for crate, sub, allowed in SIBLING_RULES:
+        if crate != name:
+            continue
+        d = os.path.join(crate_dir, sub)
+        inside = lambda p: os.path.dirname(p) == d and os.path.basename(p) not in allowed  # noqa: E731
+        for f, outs in sorted(edges.items()):
+            for t, via in sorted(outs.items()):
+                if f != t and inside(f) and inside(t):
+                    found = True
+                    rel = os.path.relpath(f, workspace)
+                    print(f"  {rel} imports sibling route {os.path.basename(t)} ({via})")
+    return found
 
 
 def report(workspace, root, comp, edges):

@@ -4,7 +4,7 @@
 
 use windlass_protocol::{ContentPart, EventData, Item, TextPart};
 
-use super::{item_id, open_reasoning, Open};
+use super::open::{item_id, open_reasoning, Open};
 use crate::emitter::Emitter;
 
 pub(super) async fn summary_delta(
