@@ -45,7 +45,7 @@ SETTINGS=("$@")
 [ ${#SETTINGS[@]} -gt 0 ] || SETTINGS=(windlass-off windlass-on agents)
 mkdir -p "$(dirname "$OUT")"
 BIN=${WINDLASS_BIN:-target/debug/windlass}
-[ -n "${WINDLASS_BIN:-}" ] || cargo build -q -p windlass --bin windlass
+[ -n "${WINDLASS_BIN:-}" ] || cargo build -q -p windlass-cli --bin windlass
 BIN=$(realpath "$BIN")
 
 model_id() { case $1 in 1.5b) echo qwen2.5-1.5b ;; 0.5b) echo qwen2.5-0.5b ;; *) echo "$1" ;; esac; }
