@@ -16,6 +16,9 @@ pub fn render(trace: &Trace) -> String {
         for a in trace.actions.iter().filter(|a| a.step == Some(s.index)) {
             let _ = writeln!(out, "  {}", action(a));
         }
+        for c in trace.checks.iter().filter(|c| c.step == s.index) {
+            let _ = writeln!(out, "  check {}: {:?}", c.outcome, c.answer);
+        }
     }
     out
 }
@@ -94,6 +97,7 @@ mod tests {
                 outcome: "denied".into(),
                 output_bytes: Some(12),
             }],
+            checks: Vec::new(),
         };
         let text = render(&trace);
         let lines: Vec<&str> = text.lines().collect();

@@ -76,6 +76,9 @@ pub(crate) async fn classify(
         let owner = run.tools.owner(&call.name);
         let d = match static_decision(run, call, owner, source, i) {
             Some(d) => Some(d),
+            None if runs_here(owner, source) && !approvals.contains(&call.call_id) => {
+                technique_decision(run, out, call)
+            }
             // A server that requires approval: the human decides first, and
             // the policy is asked once, when the approved call is about to
             // run, so a gate's rate limits and budgets count it once.
@@ -176,6 +179,27 @@ fn static_decision(
         ));
     }
     None
+}
+
+/// A server tool's call of a model turn (the loop's techniques look at it).
+fn runs_here(owner: Option<&ToolOwner>, source: Source) -> bool {
+    matches!(source, Source::Turn(_))
+        && matches!(
+            owner,
+            Some(ToolOwner::Builtin { .. } | ToolOwner::Local { .. } | ToolOwner::Mcp { .. })
+        )
+}
+
+/// Malformed arguments, and what the response's techniques refuse before
+/// the policy is asked (`crate::check::before_run`).
+fn technique_decision(run: &PreparedRun, out: &Emitter<'_>, call: &ToolCall) -> Option<Decided> {
+    let schema = run
+        .tools
+        .get(&call.name)
+        .map(|d| &d.parameters)
+        .unwrap_or(&serde_json::Value::Null);
+    crate::check::before_run(&run.limits.techniques, call, schema, &out.response.output)
+        .map(|(why, message)| Decided::reject(why, message))
 }
 
 /// The policy's word on one call, and who runs it.

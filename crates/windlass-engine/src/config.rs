@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::techniques::Techniques;
+
 /// How a response that pauses for the client (client function calls, MCP
 /// approval requests) ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,8 +43,8 @@ pub enum LoopMode {
 }
 
 /// The text of the completion check's verification prompt, sent as a
-/// system message after the first text-only answer of a response that used
-/// tools.
+/// user message after the first text-only answer of a response that used
+/// tools (without `restate_check`).
 pub const VERIFICATION_PROMPT: &str = "Before I accept your answer, please verify:\n\
 1. Have you completed all parts of the task?\n\
 2. Have you verified your results (e.g., by reading output files)?\n\
@@ -74,6 +76,9 @@ pub struct EngineConfig {
     /// The completion check: the first text-only answer of a response that
     /// used tools is met with [`VERIFICATION_PROMPT`]; the next one is final.
     pub completion_check: bool,
+    /// The loop's task-success techniques (the completion check is on when
+    /// either this or `completion_check` says so).
+    pub techniques: Techniques,
 }
 
 impl Default for EngineConfig {
@@ -90,6 +95,7 @@ impl Default for EngineConfig {
             max_tool_calls_per_turn: None,
             tool_error_threshold: None,
             completion_check: false,
+            techniques: Techniques::default(),
         }
     }
 }

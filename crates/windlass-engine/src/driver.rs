@@ -29,6 +29,11 @@ use crate::state::{
 };
 use crate::turn::{run_turn, TurnError, TurnOutcome};
 
+#[path = "check_turn.rs"]
+mod check_turn;
+#[path = "context_fit.rs"]
+mod context_fit;
+
 /// One run in progress: what the steps share.
 struct Driver<'e, 's> {
     inner: &'e EngineInner,
@@ -37,8 +42,16 @@ struct Driver<'e, 's> {
     state: LoopState,
     usage: Option<Usage>,
     started: Instant,
-    /// Where the completion check's prompt sits in the output, once sent.
-    verify_at: Option<usize>,
+    /// What the upstream sees beyond the output (the check's exchange).
+    hidden: Vec<(usize, Vec<Item>)>,
+    /// The draft answer while the completion check runs.
+    check: Option<check_turn::Draft>,
+    /// Where the last model turn's items start in the output.
+    turn_at: usize,
+    /// The next turn must call a tool.
+    force: bool,
+    /// How close the transcript is to the model's context.
+    fit: context_fit::Fit,
 }
 
 impl Engine {
@@ -74,7 +87,11 @@ impl Engine {
             out,
             usage: None,
             started: Instant::now(),
-            verify_at: None,
+            hidden: Vec::new(),
+            check: None,
+            turn_at: 0,
+            force: false,
+            fit: context_fit::Fit::default(),
         };
         d.out
             .emit_snapshot(|response| EventData::Created { response })
@@ -92,6 +109,7 @@ impl Engine {
             .emit_snapshot(|response| EventData::InProgress { response })
             .await;
         let ending = d.run_loop(&deadline.token).await;
+        d.settle_check().await;
         let paused = matches!(ending, Ending::Paused(_));
         close_open_items(&mut d.out, paused).await;
         let ending = match ending {
@@ -111,7 +129,7 @@ impl Engine {
 fn initial_state(run: &PreparedRun) -> LoopState {
     let mut state = LoopState::new(run.limits.max_turns, run.limits.call_budget, run.mode);
     state.error_threshold = run.limits.error_threshold;
-    if run.limits.completion_check {
+    if run.limits.techniques.checks() {
         state.verification = Verification::Armed;
     }
     state
@@ -140,6 +158,11 @@ impl Driver<'_, '_> {
                 NextAction::CallModel => self.model_step(cancel).await,
                 NextAction::Verify => {
                     self.verify();
+                    Ok(())
+                }
+                NextAction::Reprompt => {
+                    self.state.missing_step = false;
+                    self.state.phase = Phase::AfterTools;
                     Ok(())
                 }
                 NextAction::ExecuteTools(plan) => self.tools_step(plan, cancel).await,
@@ -181,9 +204,13 @@ impl Driver<'_, '_> {
             self.state.stop = Some(stop);
             return Ok(());
         }
+        self.fits(cancel).await?;
         let turn = self.state.turns;
-        let verification = self.verify_at == Some(self.out.response.output.len())
-            && self.state.verification == Verification::Sent;
+        let verification = self.check.is_some();
+        self.turn_at = self.out.response.output.len();
+        if self.holds_turn() {
+            self.out.hold();
+        }
         self.out.observe(RunEvent::TurnStarted { turn }).await;
         let span = spans::model_turn(&self.run.response.model, turn);
         let turn_started = Instant::now();
@@ -211,6 +238,16 @@ impl Driver<'_, '_> {
             )
         });
         spans::record_usage(&span, outcome.usage.as_ref());
+        self.fit.turn_done(
+            outcome.usage.as_ref(),
+            self.out.response.output.len(),
+            self.hidden.len(),
+        );
+        if verification {
+            self.check_answered(turn, outcome.calls.is_empty()).await;
+        } else if !outcome.calls.is_empty() {
+            self.out.release().await;
+        }
         if let Some(u) = &outcome.usage {
             self.usage.get_or_insert_with(Usage::default).add(u);
         }
@@ -245,7 +282,8 @@ impl Driver<'_, '_> {
             &self.out.response.output,
             turn,
             self.run.stream(),
-            self.verify_at,
+            &self.hidden,
+            std::mem::take(&mut self.force),
         );
         let stream = tokio::select! {
             biased;
@@ -305,15 +343,6 @@ impl Driver<'_, '_> {
             });
         }
         pending
-    }
-
-    /// The completion check: the verification prompt goes after the answer,
-    /// and the model is asked again (the turn counts like any other).
-    fn verify(&mut self) {
-        self.state.verification = Verification::Sent;
-        self.verify_at = Some(self.out.response.output.len());
-        // Like after a round of tools: the model is called again.
-        self.state.phase = Phase::AfterTools;
     }
 
     /// Runs a planned round of server calls.

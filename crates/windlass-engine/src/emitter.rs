@@ -21,6 +21,9 @@ pub(crate) struct Emitter<'s> {
     /// Items announced but not yet done, in output order.
     open: Vec<usize>,
     run_events: bool,
+    /// Events held back, unnumbered, while a turn's answer may still be
+    /// withdrawn (the completion check's draft); see [`Emitter::hold`].
+    held: Option<Vec<EventData>>,
     /// The run's counts and trace, kept from its run events.
     pub stats: RunStats,
     pub trace: TraceRecorder,
@@ -46,6 +49,7 @@ impl<'s> Emitter<'s> {
             cancel,
             client_gone: false,
             open: Vec::new(),
+            held: None,
         }
     }
 
@@ -58,6 +62,10 @@ impl<'s> Emitter<'s> {
     /// listening, so the upstream call and running tools stop.
     pub async fn emit(&mut self, data: EventData) {
         if !self.on() {
+            return;
+        }
+        if let Some(held) = &mut self.held {
+            held.push(data);
             return;
         }
         let event = StreamEvent {
@@ -141,6 +149,43 @@ impl<'s> Emitter<'s> {
     /// Items still open, in output order.
     pub fn open_items(&self) -> Vec<usize> {
         self.open.clone()
+    }
+
+    /// From now on events are kept instead of sent (numbered only when
+    /// released), so items can still be taken out of the output unseen.
+    pub fn hold(&mut self) {
+        self.held.get_or_insert_with(Vec::new);
+    }
+
+    /// Stops holding and hands back what was held.
+    pub fn take_held(&mut self) -> Vec<EventData> {
+        self.held.take().unwrap_or_default()
+    }
+
+    /// Stops holding and sends what was held, in order.
+    pub async fn release(&mut self) {
+        let held = self.take_held();
+        self.send_all(held).await;
+    }
+
+    /// Sends events taken earlier (their items are back in place).
+    pub async fn send_all(&mut self, events: Vec<EventData>) {
+        for data in events {
+            self.emit(data).await;
+        }
+    }
+
+    /// Takes the items from `at` on out of the output (they were never
+    /// shown: their events are held).
+    pub fn take_from(&mut self, at: usize) -> Vec<Item> {
+        self.open.retain(|&i| i < at);
+        let at = at.min(self.response.output.len());
+        self.response.output.split_off(at)
+    }
+
+    /// Puts items taken by [`Emitter::take_from`] back at the end.
+    pub fn put_back(&mut self, items: Vec<Item>) {
+        self.response.output.extend(items);
     }
 
     pub fn item_mut(&mut self, output_index: usize) -> &mut Item {

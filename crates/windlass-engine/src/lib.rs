@@ -6,6 +6,7 @@
 //! [`Engine::run`] with an [`EventSink`]. Streaming and non-streaming differ
 //! only in the sink.
 
+mod check;
 mod classify;
 pub mod client_shapes;
 mod clock;
@@ -27,6 +28,7 @@ mod prepared;
 mod run_context;
 mod spans;
 pub mod state;
+pub mod techniques;
 pub mod tooling;
 pub mod trace;
 mod turn;
@@ -46,7 +48,7 @@ pub use ports::agent::provider::*;
 pub use ports::agent::sink::*;
 pub use ports::agent::store::*;
 pub use ports::agent::tools::*;
-pub use ports::agent::trace::{Trace, TraceAction, TraceStep};
+pub use ports::agent::trace::{Trace, TraceAction, TraceCheck, TraceStep};
 pub use ports::host::cancel::*;
 pub use ports::host::counters::*;
 pub use ports::host::propagation::{
@@ -65,3 +67,4 @@ pub use prepare::{
 };
 pub use prepared::PreparedRun;
 pub use run_context::RunContext;
+pub use techniques::{Techniques, UnknownTechnique, META_TECHNIQUES};

@@ -70,6 +70,9 @@ pub enum NextAction {
     /// The completion check: ask the model to verify its text-only answer,
     /// then call it again.
     Verify,
+    /// The check's answer names a missing step: ask again, and the next
+    /// turn must call a tool.
+    Reprompt,
     /// Run these calls (in model order); `Reject` ones only get their error output.
     ExecuteTools(Vec<PendingCall>),
     Interrupt(Interrupt),
@@ -107,6 +110,9 @@ pub struct LoopState {
     /// Stop after this many consecutive failed calls.
     pub error_threshold: Option<u32>,
     pub verification: Verification,
+    /// The completion check's answer names a step still to do and a
+    /// re-prompt is due (`require_after_check`; the driver reads the answer).
+    pub missing_step: bool,
     /// A stop requested from outside the model (policy, wall-clock budget).
     pub stop: Option<Finish>,
 }
@@ -126,6 +132,7 @@ impl LoopState {
             consecutive_errors: 0,
             error_threshold: None,
             verification: Verification::Off,
+            missing_step: false,
             stop: None,
         }
     }
@@ -211,8 +218,14 @@ fn answered(s: &LoopState) -> NextAction {
         && s.model_calls > 0
         && !s.single_shot()
         && s.turns < s.max_turns;
+    let reprompt = s.verification == Verification::Sent
+        && s.missing_step
+        && !s.single_shot()
+        && s.turns < s.max_turns;
     if verify {
         NextAction::Verify
+    } else if reprompt {
+        NextAction::Reprompt
     } else {
         NextAction::Finish(Finish::Completed)
     }

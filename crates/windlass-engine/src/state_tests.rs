@@ -215,6 +215,25 @@ fn completion_check_asks_once_after_tools_were_used() {
 }
 
 #[test]
+fn a_missing_step_in_the_checks_answer_asks_once_more_while_turns_remain() {
+    let mut s = after_model(vec![]);
+    s.last_finish = Some(FinishReason::Stop);
+    s.model_calls = 1;
+    s.verification = Verification::Sent;
+    s.missing_step = true;
+    assert_eq!(decide_next_action(&s), NextAction::Reprompt);
+    s.turns = s.max_turns;
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
+    );
+    // Only the check's answer is read: before it, the check comes first.
+    s.turns = 0;
+    s.verification = Verification::Armed;
+    assert_eq!(decide_next_action(&s), NextAction::Verify);
+}
+
+#[test]
 fn a_continuation_call_waiting_for_approval_pauses_after_the_others_ran() {
     let mut s = LoopState::new(10, 100, LoopMode::Agentic);
     s.pending = vec![call("a", exec()), call("b", Disposition::Approval)];

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::ports::agent::events::{CallOutcome, CallVerdict, Rejection, RunEvent};
 use crate::ports::agent::provider::FinishReason;
 use crate::ports::agent::tools::ToolOwner;
-use crate::ports::agent::trace::{Trace, TraceAction, TraceStep};
+use crate::ports::agent::trace::{Trace, TraceAction, TraceCheck, TraceStep};
 
 /// Builds a [`Trace`] from run events.
 #[derive(Debug, Default)]
@@ -73,6 +73,13 @@ impl TraceRecorder {
                     output_bytes: None,
                 });
             }
+            RunEvent::CheckFinished(c) => self.trace.checks.push(TraceCheck {
+                step: c.turn,
+                draft: c.draft.clone(),
+                prompt: c.prompt.clone(),
+                answer: c.answer.clone(),
+                outcome: c.outcome.as_str().to_owned(),
+            }),
             RunEvent::CallFinished(r) => {
                 if let Some(&i) = self.actions.get(&r.call_id) {
                     let a = &mut self.trace.actions[i];
@@ -109,6 +116,8 @@ fn rejection_name(r: Rejection) -> &'static str {
         Rejection::UserDenied => "user",
         Rejection::PerTurnLimit => "max_tool_calls_per_turn",
         Rejection::ApprovalUnavailable => "approval_unavailable",
+        Rejection::InvalidArguments => "invalid_arguments",
+        Rejection::Repeated => "repeated_call",
     }
 }
 

@@ -3,28 +3,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use windlass_protocol::{
-    FunctionCall, FunctionCallOutput, Item, ItemStatus, McpCall, Message, MessageContent, Role,
-    ToolOutput,
-};
-
-use crate::config::VERIFICATION_PROMPT;
+use windlass_protocol::{FunctionCall, FunctionCallOutput, Item, ItemStatus, McpCall, ToolOutput};
 
 use crate::naming::mcp_tool_name;
 use crate::ports::agent::provider::{ModelRequest, ModelToolChoice, Transcript};
 use crate::prepared::PreparedRun;
-
-/// The completion check's prompt, as the model sees it (it is not part of
-/// the response's output).
-fn verification_prompt() -> Item {
-    Item::Message(Message {
-        id: None,
-        role: Role::System,
-        content: MessageContent::Text(VERIFICATION_PROMPT.to_owned()),
-        status: None,
-        phase: None,
-    })
-}
 
 /// Adds `item` to `out` in the form the upstream understands:
 /// `mcp_call` becomes a function call and its output; MCP listing and
@@ -36,14 +19,16 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
         Item::FunctionCall(_)
         | Item::FunctionCallOutput(_)
         | Item::CustomToolCall(_)
-        | Item::CustomToolCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
+        | Item::CustomToolCallOutput(_) => {
+            out.extend(crate::client_shapes::upstream_item(item).map(replayable))
+        }
         Item::Compaction(c) => out.extend(crate::compaction::summary_message(c)),
         Item::McpCall(c) => {
             out.push(Item::FunctionCall(FunctionCall {
                 id: None,
                 call_id: c.id.clone(),
                 name: mcp_tool_name(&c.server_label, &c.name),
-                arguments: c.arguments.clone(),
+                arguments: replay_arguments(&c.arguments),
                 namespace: None,
                 status: Some(ItemStatus::Completed),
             }));
@@ -65,6 +50,29 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
             }));
         }
         _ => {}
+    }
+}
+
+/// Arguments as they go back upstream: a call whose arguments are not a
+/// JSON object (or empty) goes back with `{}`, which every kind accepts (llama.cpp's
+/// server answers 500 to the whole request for a call it cannot parse, and
+/// Anthropic's `tool_use.input` must be an object); the model still sees
+/// what it sent in the error output of that call.
+pub(crate) fn replay_arguments(arguments: &str) -> String {
+    if !arguments.trim().is_empty() && crate::check::arguments_are_object(arguments) {
+        arguments.to_owned()
+    } else {
+        "{}".to_owned()
+    }
+}
+
+fn replayable(item: Item) -> Item {
+    match item {
+        Item::FunctionCall(mut c) => {
+            c.arguments = replay_arguments(&c.arguments);
+            Item::FunctionCall(c)
+        }
+        other => other,
     }
 }
 
@@ -94,8 +102,27 @@ pub(crate) fn upstream_transcript<'a>(items: impl Iterator<Item = &'a Item> + Cl
     out
 }
 
-/// The upstream request for the next model turn.
-/// `verify_at`: where the completion check's prompt goes in `output`, once sent.
+/// Items the upstream sees that the response's output does not (the
+/// completion check's draft answer and prompt, a re-prompt), each batch at
+/// its position in `output`, in the order they were added.
+pub(crate) type Hidden = [(usize, Vec<Item>)];
+
+/// `output` with the hidden batches put in place.
+fn with_hidden<'a>(output: &'a [Item], hidden: &'a Hidden) -> Vec<&'a Item> {
+    let mut tail = Vec::with_capacity(output.len());
+    let mut from = 0;
+    for (at, items) in hidden {
+        let at = (*at).clamp(from, output.len());
+        tail.extend(&output[from..at]);
+        tail.extend(items);
+        from = at;
+    }
+    tail.extend(&output[from..]);
+    tail
+}
+
+/// The upstream request for the next model turn. `force`: this turn must
+/// call a tool (the completion check found a missing step).
 ///
 /// Per turn this copies only the response's own output: history and input
 /// are converted once per run and shared (`PreparedRun::upstream_head`), as
@@ -106,15 +133,11 @@ pub(crate) fn model_request(
     output: &[Item],
     turn: u32,
     stream: bool,
-    verify_at: Option<usize>,
+    hidden: &Hidden,
+    force: bool,
 ) -> ModelRequest {
-    let at = verify_at.filter(|&at| at <= output.len());
-    let prompt = at.map(|_| verification_prompt());
-    let (before, after) = match at {
-        Some(at) => output.split_at(at),
-        None => (output, &[][..]),
-    };
-    let tail = before.iter().chain(prompt.as_ref()).chain(after.iter());
+    let tail = with_hidden(output, hidden);
+    let tail = tail.iter().copied();
     let transcript = if output.iter().any(|i| matches!(i, Item::McpCall(_))) {
         // A continuation's output may hold the finished version of an MCP
         // call its history paused: deduplicated over the whole transcript.
@@ -130,7 +153,9 @@ pub(crate) fn model_request(
     let req = &run.request;
     let tools = run.tools.model_tools();
     // A forced or required choice applies to the first turn only, so the loop can end.
-    let tool_choice = if turn == 0 || run.first_choice == ModelToolChoice::None {
+    let tool_choice = if force && !tools.is_empty() {
+        ModelToolChoice::Required
+    } else if turn == 0 || run.first_choice == ModelToolChoice::None {
         run.first_choice.clone()
     } else {
         ModelToolChoice::Auto
@@ -153,6 +178,7 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::sync::Arc;
+    use windlass_protocol::MessageContent;
 
     fn items(v: serde_json::Value) -> Vec<Item> {
         serde_json::from_value(v).unwrap()
@@ -193,6 +219,48 @@ mod tests {
             ]
         );
         assert!(matches!(&t[0], Item::FunctionCall(c) if c.name == "calc__add"));
+    }
+
+    #[test]
+    fn hidden_batches_go_in_at_their_positions() {
+        let output = items(json!([
+            {"type": "message", "role": "user", "content": "0"},
+            {"type": "message", "role": "user", "content": "1"},
+        ]));
+        let a = items(json!([{"type": "message", "role": "user", "content": "a"}]));
+        let b = items(json!([{"type": "message", "role": "user", "content": "b"}]));
+        let c = items(json!([{"type": "message", "role": "user", "content": "c"}]));
+        let hidden = vec![(1, a), (1, b), (9, c)];
+        let texts: Vec<String> = with_hidden(&output, &hidden)
+            .into_iter()
+            .map(|i| match i {
+                Item::Message(m) => match &m.content {
+                    MessageContent::Text(t) => t.clone(),
+                    MessageContent::Parts(_) => String::new(),
+                },
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(texts, ["0", "a", "b", "1", "c"]);
+    }
+
+    #[test]
+    fn malformed_arguments_go_back_upstream_as_an_empty_object() {
+        let chain = items(json!([
+            {"type": "function_call", "call_id": "c1", "name": "add", "arguments": "{\"a\": 1, \"b\": }"},
+            {"type": "function_call_output", "call_id": "c1", "output": "Error: not JSON"},
+            {"type": "mcp_call", "id": "mcp_1", "server_label": "calc", "name": "add",
+             "arguments": "[1, 2]", "error": "bad"},
+            {"type": "function_call", "call_id": "c2", "name": "add", "arguments": "{\"a\": 1}"},
+        ]));
+        let args: Vec<String> = upstream_transcript(chain.iter())
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::FunctionCall(c) => Some(c.arguments),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(args, ["{}", "{}", "{\"a\": 1}"]);
     }
 
     #[test]

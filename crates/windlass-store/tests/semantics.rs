@@ -56,6 +56,7 @@ async fn traces_live_and_die_with_their_response(store: &dyn ResponseStore) {
             verification: false,
         }],
         actions: Vec::new(),
+        checks: Vec::new(),
     };
     let saved = resource("resp_t", None, vec![assistant("msg_t", "hi")]);
     let input = vec![user("msg_t_in", "hi")];

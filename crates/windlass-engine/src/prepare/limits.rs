@@ -6,6 +6,7 @@ use windlass_protocol::CreateResponseRequest;
 
 use crate::config::EngineConfig;
 use crate::error::EngineError;
+use crate::techniques::{Techniques, META_TECHNIQUES};
 
 /// `metadata` key lowering the model-turn limit.
 pub const META_MAX_TURNS: &str = "windlass_max_turns";
@@ -22,7 +23,8 @@ pub(crate) struct Limits {
     pub call_budget: u64,
     pub per_turn: Option<u32>,
     pub error_threshold: Option<u32>,
-    pub completion_check: bool,
+    /// The server's techniques, changed by the request's metadata.
+    pub techniques: Techniques,
 }
 
 pub(crate) fn limits(
@@ -50,7 +52,32 @@ pub(crate) fn limits(
             config.tool_error_threshold,
             requested(meta, META_TOOL_ERROR_THRESHOLD)?,
         ),
-        completion_check: config.completion_check,
+        techniques: techniques(config, meta)?,
+    })
+}
+
+/// The server's techniques (`completion_check` is also its own switch),
+/// changed by `metadata.windlass_techniques`.
+fn techniques(config: &EngineConfig, meta: &Map<String, Value>) -> Result<Techniques, EngineError> {
+    let mut server = config.techniques;
+    server.completion_check |= config.completion_check;
+    let Some(v) = meta.get(META_TECHNIQUES) else {
+        return Ok(server);
+    };
+    let param = format!("metadata.{META_TECHNIQUES}");
+    let Value::String(list) = v else {
+        return Err(EngineError::invalid_code(
+            format!("Invalid value for metadata '{META_TECHNIQUES}': expected a comma-separated string."),
+            Some(&param),
+            "invalid_value",
+        ));
+    };
+    server.apply(list).map_err(|e| {
+        EngineError::invalid_code(
+            format!("Invalid value for metadata '{META_TECHNIQUES}': {e}."),
+            Some(&param),
+            "invalid_value",
+        )
     })
 }
 
@@ -112,6 +139,29 @@ mod tests {
         assert_eq!(l.error_threshold, Some(2));
         let raised = limits(&config, &req(json!({"windlass_max_turns": "50"}))).unwrap();
         assert_eq!(raised.max_turns, 10);
+    }
+
+    #[test]
+    fn the_request_names_its_techniques_over_the_servers() {
+        let config = EngineConfig {
+            completion_check: true,
+            ..EngineConfig::default()
+        };
+        let l = limits(&config, &req(json!({}))).unwrap();
+        assert!(l.techniques.completion_check && !l.techniques.repeat_guard);
+        let l = limits(
+            &config,
+            &req(json!({"windlass_techniques": "-completion_check,repeat_guard"})),
+        )
+        .unwrap();
+        assert!(!l.techniques.completion_check && l.techniques.repeat_guard);
+        for bad in [json!("plan"), json!(3)] {
+            let err = limits(&config, &req(json!({"windlass_techniques": bad}))).unwrap_err();
+            assert!(
+                matches!(&err, EngineError::InvalidRequest { param: Some(p), .. } if p == "metadata.windlass_techniques"),
+                "{err:?}"
+            );
+        }
     }
 
     #[test]

@@ -23,6 +23,46 @@ pub enum RunEvent {
     CallDecided(CallReport),
     /// A call the server handled has its output (run, or rejected).
     CallFinished(CallResult),
+    /// The completion check's exchange, which the client's output does not
+    /// show: the draft answer, the prompt, the model's answer to it.
+    CheckFinished(CheckReport),
+}
+
+/// One completion check (or its re-prompt).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckReport {
+    /// The model turn that answered the check.
+    pub turn: u32,
+    /// The text the model wrote before the check (not shown when the check
+    /// found more to do).
+    pub draft: String,
+    /// What the loop asked.
+    pub prompt: String,
+    /// The check turn's text (its calls are in the output).
+    pub answer: String,
+    pub outcome: CheckOutcome,
+}
+
+/// How a check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CheckOutcome {
+    /// Answered without a call: the draft is the final answer.
+    Confirmed,
+    /// Called tools: the loop goes on, the draft is withdrawn.
+    Continued,
+    /// Named a missing step without calling: asked again, with a tool call required.
+    Reprompted,
+}
+
+impl CheckOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckOutcome::Confirmed => "confirmed",
+            CheckOutcome::Continued => "continued",
+            CheckOutcome::Reprompted => "reprompted",
+        }
+    }
 }
 
 /// One finished model turn.
@@ -88,6 +128,12 @@ pub enum Rejection {
     PerTurnLimit,
     /// The policy asked for an approval this kind of tool cannot get.
     ApprovalUnavailable,
+    /// The arguments are not a JSON object, or do not fit the tool's schema
+    /// (`schema_check`).
+    InvalidArguments,
+    /// The same tool with the same arguments ran already in this response
+    /// (`repeat_guard`): the output repeats its result.
+    Repeated,
 }
 
 /// How a server-handled call ended.

@@ -13,6 +13,21 @@ pub struct Trace {
     pub response_id: String,
     pub steps: Vec<TraceStep>,
     pub actions: Vec<TraceAction>,
+    /// The completion check's exchanges (not in the response's output).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<TraceCheck>,
+}
+
+/// One completion check: what the model drafted, what it was asked, what
+/// it answered, and how the check ended (`confirmed`, `continued`,
+/// `reprompted`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceCheck {
+    pub step: u32,
+    pub draft: String,
+    pub prompt: String,
+    pub answer: String,
+    pub outcome: String,
 }
 
 /// One model turn.
