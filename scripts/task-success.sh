@@ -8,6 +8,11 @@
 # SETTING:
 #   windlass-off     Windlass's loop (`windlass serve`), [loop] completion_check = false
 #   windlass-on      the same with completion_check = true
+#   windlass:NAME=T1,T2  Windlass's loop (completion_check off in the config)
+#                    with techniques T1,T2 asked per request
+#                    (metadata.windlass_techniques: completion_check,
+#                    restate_check, repeat_guard, schema_check,
+#                    require_after_check, or all)
 #   agents           the OpenAI Agents SDK's loop on the same model and tools
 #   lab:NAME=T1,T2   the lab loop (an experiment harness, not the product) with
 #                    techniques T1,T2 (scripts/tasks/lab/techniques.py); lab:plain
@@ -80,9 +85,14 @@ run_setting() { # model setting
   local common=(--model "$(model_id "$model")" --workdir "$dir/work" --mcp-url "$MCP_URL"
     --windlass-bin "$BIN" --config "$dir/windlass.toml" --out "$OUT" --tasks "$TASKS")
   case $setting in
-    windlass-off | windlass-on)
-      local check=false port=18181
+    windlass-off | windlass-on | windlass:*)
+      local check=false port=18181 label=$setting extra=()
       [ "$setting" = windlass-on ] && check=true && port=18182
+      if [[ $setting == windlass:* ]]; then
+        local spec=${setting#windlass:}
+        label="windlass:${spec%%=*}"
+        extra=(--extra-body "{\"metadata\": {\"windlass_techniques\": \"${spec#*=}\"}}")
+      fi
       write_config "$dir" "$check"
       local up; up=$(upstream "$model")
       if [ -n "$MEMO" ]; then
@@ -101,8 +111,8 @@ run_setting() { # model setting
         curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
         sleep 0.2
       done
-      "$PY" scripts/task_success.py --runner windlass --setting "$setting" \
-        --base-url "http://127.0.0.1:$port/v1" "${common[@]}" || true
+      "$PY" scripts/task_success.py --runner windlass --setting "$label" \
+        --base-url "http://127.0.0.1:$port/v1" "${extra[@]}" "${common[@]}" || true
       ;;
     agents)
       write_config "$dir" false

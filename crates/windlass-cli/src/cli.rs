@@ -115,6 +115,12 @@ pub struct RunArgs {
     /// used tools (one more turn).
     #[arg(long)]
     pub completion_check: bool,
+
+    /// The loop's task-success techniques, comma-separated:
+    /// completion_check, restate_check, repeat_guard, schema_check,
+    /// require_after_check (`all`, `none`, `-name` to turn one off).
+    #[arg(long, value_name = "LIST")]
+    pub techniques: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -49,6 +49,8 @@ pub enum ConfigError {
     Upstreams(#[from] UpstreamError),
     #[error("[store] retention_days must be at least 1 (leave it out to keep everything)")]
     Retention,
+    #[error("[loop] techniques: {0}")]
+    Techniques(#[from] windlass_engine::UnknownTechnique),
 }
 
 /// Zero days would delete every response as soon as it is stored.
@@ -118,6 +120,11 @@ pub struct LoopFile {
     pub tool_error_threshold: Option<u32>,
     /// Ask the model to verify its first text-only answer after tools.
     pub completion_check: Option<bool>,
+    /// The loop's task-success techniques, by name: `completion_check`,
+    /// `restate_check`, `repeat_guard`, `schema_check`,
+    /// `require_after_check` (a request changes them with
+    /// `metadata.windlass_techniques`).
+    pub techniques: Option<Vec<String>>,
 }
 
 /// `[store]`: the SQLite file's bounds and the Postgres pool.
@@ -296,6 +303,9 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     engine.max_tool_calls_per_turn = lp.max_tool_calls_per_turn;
     engine.tool_error_threshold = lp.tool_error_threshold;
     engine.completion_check = lp.completion_check.unwrap_or(false);
+    if let Some(names) = &lp.techniques {
+        engine.techniques = windlass_engine::Techniques::default().apply(&names.join(","))?;
+    }
     engine.client_tools_status = match args.client_tools_status.or(lp.client_tools_status) {
         Some(ClientToolsArg::RequiresAction) => ClientToolsStatus::RequiresAction,
         Some(ClientToolsArg::Completed) | None => ClientToolsStatus::Completed,
@@ -526,5 +536,9 @@ mod tests {
         assert_eq!(defaults.max_tool_calls_per_turn, None);
         assert_eq!(defaults.tool_error_threshold, None);
         assert!(!defaults.completion_check);
+        let toml = "[loop]\ntechniques = [\"repeat_guard\", \"restate_check\"]\n";
+        let engine = resolve_file("techniques", toml, &[]).engine;
+        assert!(engine.techniques.repeat_guard && engine.techniques.restate_check);
+        assert!(!engine.techniques.schema_check);
     }
 }

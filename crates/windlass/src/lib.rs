@@ -91,6 +91,8 @@ pub use sdk::{
 /// The schema derive used by typed tools' argument types.
 pub use schemars;
 pub use windlass_engine as engine;
+/// The loop's task-success techniques an agent can switch on.
+pub use windlass_engine::Techniques;
 pub use windlass_protocol as protocol;
 #[cfg(feature = "server")]
 pub use windlass_server as server;

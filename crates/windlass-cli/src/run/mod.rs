@@ -135,6 +135,12 @@ async fn execute(args: RunArgs) -> Result<u8, RunError> {
         .auto_execute_tools(true)
         .max_tool_iterations(args.max_turns)
         .completion_check(args.completion_check);
+    if let Some(list) = &args.techniques {
+        let techniques = windlass::Techniques::default()
+            .apply(list)
+            .map_err(|e| usage(format!("--techniques: {e}")))?;
+        builder = builder.techniques(techniques);
+    }
     if let Some(s) = &args.system {
         builder = builder.system_prompt(s.clone());
     }

@@ -7,7 +7,9 @@
 //! multi-turn loop; `--client-tools-completed` sets `client_tools_status =
 //! completed` (the default), `--client-tools-requires-action` the opt-in mode.
 //! `--assistant` makes the scripted assistant (`Reply::assistant`) the reply
-//! served when nothing is queued.
+//! served when nothing is queued. `--completion-check` turns the gateway's
+//! completion check on; `--anthropic` makes it speak the Anthropic Messages
+//! wire to the upstream (chat completions otherwise).
 
 use std::io::Write;
 
@@ -32,12 +34,16 @@ async fn main() -> std::io::Result<()> {
         if args.iter().any(|a| a == "--client-tools-requires-action") {
             engine.client_tools_status = ClientToolsStatus::RequiresAction;
         }
+        engine.completion_check = args.iter().any(|a| a == "--completion-check");
         let mock = MockExecutor::new().tool("add", MockBehavior::Ok("42".into()));
-        let opts = GatewayOptions {
+        let mut opts = GatewayOptions {
             engine,
             executors: vec![mock.arc()],
             ..Default::default()
         };
+        if args.iter().any(|a| a == "--anthropic") {
+            opts.kind = windlass_providers::UpstreamKind::Anthropic;
+        }
         Some(Gateway::start_on(upstream.clone(), opts).await)
     } else {
         None

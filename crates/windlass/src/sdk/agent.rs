@@ -43,6 +43,7 @@ pub(crate) struct AgentInner {
     pub max_tool_calls_per_turn: Option<u32>,
     pub tool_error_threshold: Option<u32>,
     pub completion_check: bool,
+    pub techniques: windlass_engine::Techniques,
     /// The labels of the attached MCP servers (the built-ins' `windlass`
     /// among them) and the hub that runs them.
     #[cfg(feature = "mcp")]
@@ -129,6 +130,7 @@ impl Agent {
                 max_tool_calls_per_turn: i.max_tool_calls_per_turn,
                 tool_error_threshold: i.tool_error_threshold,
                 completion_check: i.completion_check,
+                techniques: i.techniques,
                 // Manual mode runs no tools itself, so MCP servers are not attached.
                 #[cfg(feature = "mcp")]
                 mcp: None,
@@ -159,6 +161,7 @@ pub struct AgentBuilder {
     max_tool_calls_per_turn: Option<u32>,
     tool_error_threshold: Option<u32>,
     completion_check: bool,
+    techniques: windlass_engine::Techniques,
     #[cfg(feature = "mcp")]
     mcp_servers: Vec<McpServerConfig>,
     #[cfg(feature = "mcp")]
@@ -303,6 +306,16 @@ impl AgentBuilder {
         self
     }
 
+    /// The loop's task-success techniques (all off by default; see
+    /// [`Techniques`](windlass_engine::Techniques)): the restating check,
+    /// the repeat guard, the schema check, a required tool call after a
+    /// check that names a missing step. A request can still change them
+    /// with `metadata.windlass_techniques`.
+    pub fn techniques(mut self, techniques: windlass_engine::Techniques) -> Self {
+        self.techniques = techniques;
+        self
+    }
+
     /// Checks the configuration and builds the tool registry (once).
     pub fn build(self) -> Result<Agent, BuildError> {
         let model = self
@@ -355,6 +368,7 @@ impl AgentBuilder {
                 max_tool_calls_per_turn: self.max_tool_calls_per_turn,
                 tool_error_threshold: self.tool_error_threshold,
                 completion_check: self.completion_check,
+                techniques: self.techniques,
                 #[cfg(feature = "mcp")]
                 mcp,
                 policy: self.policy,

@@ -89,6 +89,7 @@ impl Client {
             max_tool_calls_per_turn: a.max_tool_calls_per_turn,
             tool_error_threshold: a.tool_error_threshold,
             completion_check: a.completion_check,
+            techniques: a.techniques,
             ..EngineConfig::default()
         };
         if let Some(t) = a.tool_timeout {

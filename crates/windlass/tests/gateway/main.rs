@@ -14,6 +14,7 @@ mod smoke;
 mod sse_keepalive;
 mod store;
 mod store_false_db;
+mod task_success;
 mod text;
 mod upstream_forwarding;
 mod upstream_kinds;
