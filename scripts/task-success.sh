@@ -132,9 +132,11 @@ run_setting() { # model setting
     *) echo "unknown setting: $setting" >&2; exit 2 ;;
   esac
   for p in $pid $proxy; do
-    kill "$p"
+    kill "$p" 2>/dev/null || true
     wait "$p" 2>/dev/null || true
   done
+  # The gateway's log stays beside the results (a failed start shows there).
+  [ -f "$dir/serve.log" ] && cp "$dir/serve.log" "$OUT.${setting//[^A-Za-z0-9_-]/_}.serve.log"
   rm -rf "$dir"
 }
 
