@@ -236,7 +236,7 @@ async fn the_completion_check_adds_exactly_one_turn_after_tools() {
         assert_eq!(prompt["role"], "user");
         assert_eq!(prompt["content"], VERIFICATION_PROMPT);
         // One final answer: the draft; the check's answer is in the trace.
-        assert_eq!(run.resp["output_text"], "it is found", "{mode:?}");
+        assert_eq!(final_text(&run.resp), "it is found", "{mode:?}");
         assert_eq!(last[last.len() - 2]["content"], "it is found");
         // The prompt is the model's, not part of the output.
         assert!(!run.resp.to_string().contains("Before I accept"));
