@@ -11,9 +11,9 @@
 use tokio_util::sync::CancellationToken;
 use windlass_protocol::{Item, Usage};
 
-use super::Driver;
 use crate::error::{FailureKind, RunFailure};
 use crate::finish::Ending;
+use crate::ports::agent::provider::ModelProvider;
 
 /// Bytes of serialized items per token, a deliberate over-estimate for
 /// text (English runs near four characters a token; JSON adds quoting).
@@ -21,7 +21,7 @@ const BYTES_PER_TOKEN: u64 = 4;
 
 /// The run's position against its model's context.
 #[derive(Debug, Default)]
-pub(super) struct Fit {
+pub(crate) struct Fit {
     /// After the last turn: its tokens in and out, the output's length and
     /// the number of hidden batches then.
     mark: Option<(u64, usize, usize)>,
@@ -37,7 +37,7 @@ impl Fit {
 
 /// The next request's estimated tokens: the last turn's plus the items
 /// added since.
-pub(super) fn estimate<'a>(last: u64, added: impl Iterator<Item = &'a Item>) -> u64 {
+pub(crate) fn estimate<'a>(last: u64, added: impl Iterator<Item = &'a Item>) -> u64 {
     let bytes: u64 = added
         .map(|item| serde_json::to_string(item).map_or(0, |s| s.len() as u64))
         .sum();
@@ -45,7 +45,7 @@ pub(super) fn estimate<'a>(last: u64, added: impl Iterator<Item = &'a Item>) -> 
 }
 
 /// The failure when `estimate` does not fit in `context`.
-pub(super) fn overflow(estimate: u64, context: u64) -> Option<RunFailure> {
+pub(crate) fn overflow(estimate: u64, context: u64) -> Option<RunFailure> {
     (estimate >= context).then(|| {
         RunFailure::new(
             FailureKind::ContextLengthExceeded,
@@ -58,17 +58,23 @@ or lower max_turns."
     })
 }
 
-impl Driver<'_, '_> {
-    /// Ends the run before a model turn that would not fit.
-    pub(super) async fn fits(&mut self, cancel: &CancellationToken) -> Result<(), Ending> {
-        let Some((last, output_len, hidden_len)) = self.fit.mark else {
+impl Fit {
+    /// Ends the run before a model turn that would not fit: `output` and
+    /// `hidden` are what the next request carries beyond the last turn's.
+    pub async fn check(
+        &mut self,
+        provider: &dyn ModelProvider,
+        model: &str,
+        output: &[Item],
+        hidden: &[(usize, Vec<Item>)],
+        cancel: &CancellationToken,
+    ) -> Result<(), Ending> {
+        let Some((last, output_len, hidden_len)) = self.mark else {
             return Ok(());
         };
-        let context = match self.fit.context {
+        let context = match self.context {
             Some(known) => known,
             None => {
-                let provider = &self.inner.provider;
-                let model = &self.run.response.model;
                 let asked = tokio::select! {
                     biased;
                     _ = cancel.cancelled() => return Err(Ending::Cancelled),
@@ -76,16 +82,15 @@ impl Driver<'_, '_> {
                 };
                 // Unknown (or not answered): the upstream decides.
                 let known = asked.ok().flatten();
-                self.fit.context = Some(known);
+                self.context = Some(known);
                 known
             }
         };
         let Some(context) = context else {
             return Ok(());
         };
-        let output = &self.out.response.output;
         let added = output[output_len.min(output.len())..].iter().chain(
-            self.hidden[hidden_len.min(self.hidden.len())..]
+            hidden[hidden_len.min(hidden.len())..]
                 .iter()
                 .flat_map(|(_, items)| items),
         );

@@ -10,6 +10,7 @@ use windlass_protocol::{EventData, Item, McpCallStatus, Usage};
 
 use crate::classify::{classify, Source};
 use crate::config::LoopMode;
+use crate::context_fit;
 use crate::deadline::Deadline;
 use crate::emitter::Emitter;
 use crate::engine::{Engine, EngineInner};
@@ -31,8 +32,6 @@ use crate::turn::{run_turn, TurnError, TurnOutcome};
 
 #[path = "check_turn.rs"]
 mod check_turn;
-#[path = "context_fit.rs"]
-mod context_fit;
 
 /// One run in progress: what the steps share.
 struct Driver<'e, 's> {
@@ -204,7 +203,15 @@ impl Driver<'_, '_> {
             self.state.stop = Some(stop);
             return Ok(());
         }
-        self.fits(cancel).await?;
+        self.fit
+            .check(
+                &*self.inner.provider,
+                &self.run.response.model,
+                &self.out.response.output,
+                &self.hidden,
+                cancel,
+            )
+            .await?;
         let turn = self.state.turns;
         let verification = self.check.is_some();
         self.turn_at = self.out.response.output.len();

@@ -12,6 +12,7 @@ pub mod client_shapes;
 mod clock;
 pub mod compaction;
 pub mod config;
+mod context_fit;
 mod deadline;
 mod driver;
 mod emitter;
