@@ -2,6 +2,7 @@
 //! open enums (unknown types kept, known types with bad fields rejected by
 //! name), `tool_choice`, the request's `extra`, the response status state
 //! machine, usage accounting and ids.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use serde_json::{json, Value};
 use windlass_protocol::ids::{new_id, prefix};

@@ -1,6 +1,7 @@
 //! Property: every wire type survives `from_str(to_string(x)) == x`, for
 //! random values of every variant, including the MCP extensions and
 //! `Unknown` values with random unknown types.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use proptest::collection::{btree_map, vec};
 use proptest::option::of;

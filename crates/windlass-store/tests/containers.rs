@@ -1,6 +1,7 @@
 //! The `ContainerStore` contract on the in-memory store, SQLite and Postgres
 //! (feature `postgres`, when `WINDLASS_TEST_PG` is set): containers and their
 //! files per tenant, paging, replacing a path, expiry.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 
@@ -11,8 +12,8 @@ use windlass_engine::{
     ContainerListRequest, ContainerStore, ExpiredContainer, SortOrder, StoreError,
 };
 use windlass_protocol::{
-    Container, ContainerFile, ContainerFileSource, ContainerStatus, ContainerExpiresAfter, ContainerExpiryAnchor,
-    MemoryLimit,
+    Container, ContainerExpiresAfter, ContainerExpiryAnchor, ContainerFile, ContainerFileSource,
+    ContainerStatus, MemoryLimit,
 };
 use windlass_store::{MemoryStore, SqliteStore};
 

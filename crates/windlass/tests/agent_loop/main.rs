@@ -1,5 +1,6 @@
 //! The agentic loop (seed 000) through the gateway: every scenario as JSON
 //! and as SSE (`windlass_testkit::scenario`). One test binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod allowed_tools;
 mod client_tools;

@@ -1,6 +1,7 @@
 //! The gateway over real HTTP (the `windlass-server` router in process, in
 //! front of the scripted upstream, on a SQLite file): one test binary, a
 //! module per area.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod background;
 mod compact;
