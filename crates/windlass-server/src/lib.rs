@@ -26,7 +26,7 @@
 //! # Where things are
 //!
 //! - `http/`: one file per route family; a route never uses another
-//!   route's file (`scripts/import-graph-server.py` checks it).
+//!   route's file (`scripts/import-graph.py` checks it).
 //! - `guard/`: the layers every request passes, outermost first: request
 //!   id (`request_context.rs`), `Host` check and CORS (`browser.rs`), key
 //!   and scope (`auth.rs`, `keys.rs`, `scopes.rs`, `tenant.rs`), load
