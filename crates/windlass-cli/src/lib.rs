@@ -5,6 +5,8 @@
 //! (upstream table, store, governance, OTLP export, retention), the
 //! `windlass run` terminal view and the `windlass mcp` stdio server.
 //! A library so its tests can reach it; `src/main.rs` is the binary.
+//!
+//! Layer: the outermost crate: it wires every other crate; nothing depends on it.
 
 pub mod cli;
 pub mod config;

@@ -1,5 +1,8 @@
 //! The Windlass engine: one agent loop for every surface, and its ports.
 //!
+//! Layer: depends only on `windlass-protocol`; it knows nothing of HTTP, SQL or
+//! the MCP wire: adapters implement its ports in their own crates.
+//!
 //! A surface builds a [`CreateResponseRequest`](windlass_protocol::CreateResponseRequest)
 //! and a [`RunContext`] (tenant, caller, what it kept itself), calls
 //! [`Engine::prepare`] (all validation; nothing written on refusal) and then

@@ -1,6 +1,8 @@
 //! OpenResponses wire types (spec release 2026-04-24) plus the OpenAI
 //! Responses extensions real clients parse (MCP items, `requires_action`).
 //!
+//! Layer: the innermost crate; it depends on no Windlass crate.
+//!
 //! Pure data: serde only, no I/O. Unknown item, content, tool and event types
 //! deserialize into an `Unknown` variant that keeps the raw JSON, so nothing a
 //! client sends is lost between parsing and validation.

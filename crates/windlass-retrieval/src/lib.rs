@@ -2,6 +2,9 @@
 //! store chunks, and what the Vector stores API and the `file_search` tool
 //! search with.
 //!
+//! Layer: an adapter; depends on `windlass-engine` and `windlass-protocol` only
+//! (the store and providers only in its tests), never on a surface.
+//!
 //! * [`extract`]: text from txt, md, json, source code, HTML and PDF.
 //! * [`chunk`]: cl100k_base token windows (`auto`: 800 tokens, 400 overlap).
 //! * [`Ingestor`]: one attached file end to end (extract, chunk, embed when

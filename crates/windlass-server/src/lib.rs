@@ -1,5 +1,8 @@
 //! Windlass's HTTP surfaces: thin adapters that turn HTTP into engine calls.
 //!
+//! Layer: a surface over the engine; it never depends on the SDK (`windlass`) or
+//! the binary (`windlass-cli`), and gets adapters as ports through `AppState`.
+//!
 //! # Routes
 //!
 //! | Method and path | Handler (`http/`) | Scope |
