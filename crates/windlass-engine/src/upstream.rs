@@ -10,9 +10,9 @@ use windlass_protocol::{
 
 use crate::config::VERIFICATION_PROMPT;
 
-use crate::ports::provider::{ModelRequest, ModelToolChoice, Transcript};
-use crate::prepare::PreparedRun;
-use crate::tooling::mcp_tool_name;
+use crate::naming::mcp_tool_name;
+use crate::ports::agent::provider::{ModelRequest, ModelToolChoice, Transcript};
+use crate::prepared::PreparedRun;
 
 /// The completion check's prompt, as the model sees it (it is not part of
 /// the response's output).
@@ -242,14 +242,5 @@ mod tests {
         let next = Transcript::new(shared.clone(), Vec::new());
         assert_eq!(Arc::strong_count(&shared), 3);
         assert_eq!(next.iter().count(), shared.len());
-    }
-
-    #[test]
-    fn qualified_names_fit_what_models_accept() {
-        assert_eq!(mcp_tool_name("calc", "add"), "calc__add");
-        assert_eq!(mcp_tool_name("fs", "read.file/v2"), "fs__read_file_v2");
-        let long = mcp_tool_name("server", &"x".repeat(100));
-        assert_eq!(long.len(), 64);
-        assert_ne!(long, mcp_tool_name("server", &"x".repeat(101)));
     }
 }

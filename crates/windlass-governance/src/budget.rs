@@ -3,18 +3,16 @@
 //! Defaults come from the config; a request may lower them (never raise)
 //! through `metadata` keys `budget.<category>`.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
+use windlass_engine::{CounterTake, CounterWindow};
 
 use crate::config::Budgets;
 
-/// Entries untouched this long are dropped (the response is long over).
+/// A response's counters untouched this long are dropped (the response is
+/// long over).
 const FORGET_AFTER: Duration = Duration::from_secs(3600);
-/// Sweep only when the table is this large.
-const SWEEP_AT: usize = 1024;
 
 /// The categories, with the metadata key that lowers each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,51 +85,50 @@ fn bad(key: &str) -> String {
     format!("request metadata '{key}' must be a whole number")
 }
 
-struct Spent {
-    used: [u64; 5],
-    touched: Instant,
+/// One category's take of a call, with what to say when it is refused.
+pub struct BudgetTake {
+    pub take: CounterTake,
+    category: Category,
+    limit: u64,
 }
 
-/// What each running response has spent.
-#[derive(Default)]
-pub struct Ledger {
-    spent: Mutex<HashMap<String, Spent>>,
-}
-
-impl Ledger {
-    /// Spends `amounts` for `response_id` if every category stays within
-    /// `limits`; otherwise spends nothing and names the category.
-    pub fn spend(
-        &self,
-        response_id: &str,
-        limits: &[Option<u64>; 5],
-        amounts: &[(Category, u64)],
-    ) -> Result<(), String> {
-        let mut table = self.spent.lock().unwrap_or_else(|p| p.into_inner());
-        if table.len() >= SWEEP_AT {
-            table.retain(|_, s| s.touched.elapsed() < FORGET_AFTER);
-        }
-        let entry = table
-            .entry(response_id.to_owned())
-            .or_insert_with(|| Spent {
-                used: [0; 5],
-                touched: Instant::now(),
-            });
-        entry.touched = Instant::now();
-        for &(cat, n) in amounts {
-            if let Some(limit) = limits[cat.index()] {
-                let used = entry.used[cat.index()];
-                if used.saturating_add(n) > limit {
-                    return Err(format!(
-                        "budget '{}' of this response is spent ({used} of {limit} used, this call needs {n})",
-                        cat.name()
-                    ));
-                }
-            }
-        }
-        for &(cat, n) in amounts {
-            entry.used[cat.index()] = entry.used[cat.index()].saturating_add(n);
-        }
-        Ok(())
+impl BudgetTake {
+    /// The refusal, given what the counter has left.
+    pub fn message(&self, remaining: u64) -> String {
+        let used = self.limit.saturating_sub(remaining);
+        format!(
+            "budget '{}' of this response is spent ({used} of {} used, this call needs {})",
+            self.category.name(),
+            self.limit,
+            self.take.amount
+        )
     }
+}
+
+/// The counter takes of one call's `amounts` against `response_id`'s
+/// budgets `limits` (categories without a limit are not counted).
+pub fn takes(
+    response_id: &str,
+    limits: &[Option<u64>; 5],
+    amounts: &[(Category, u64)],
+) -> Vec<BudgetTake> {
+    let mut out = Vec::new();
+    for &(category, amount) in amounts {
+        let Some(limit) = limits[category.index()] else {
+            continue;
+        };
+        out.push(BudgetTake {
+            take: CounterTake {
+                key: format!("budget:{response_id}:{}", category.name()),
+                amount,
+                window: CounterWindow::Total {
+                    limit,
+                    idle: FORGET_AFTER,
+                },
+            },
+            category,
+            limit,
+        });
+    }
+    out
 }

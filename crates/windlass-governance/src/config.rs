@@ -30,7 +30,7 @@ use serde::Deserialize;
 use crate::signing::{SecretConfig, WebhookSecret};
 
 /// How far a caller's tools may act on their own (seed 004 1.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Autonomy {
     /// Only read-only tools: file reads, directory listings, web fetches and
@@ -42,9 +42,9 @@ pub enum Autonomy {
     Full,
 }
 
-/// A sliding-window limit with burst (GCRA): `burst` calls at once, refilled
+/// A rolling limit with burst (a token bucket): `burst` calls at once, refilled
 /// at `per_minute`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
     pub per_minute: NonZeroU32,
@@ -54,7 +54,7 @@ pub struct RateLimit {
 }
 
 /// Per-response ceilings (seed 004 EF-01..EF-08). `None`: unlimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Budgets {
     pub files_read: Option<u64>,
@@ -79,7 +79,7 @@ impl Budgets {
 
 /// The rules for one caller. Every field is optional so a key's table only
 /// says what differs from the defaults.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
     pub autonomy: Option<Autonomy>,
@@ -119,7 +119,7 @@ impl Rules {
 }
 
 /// What a failed or late webhook answer means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OnError {
     #[default]
@@ -129,7 +129,7 @@ pub enum OnError {
 
 /// `[governance.webhook]`: an operator service asked about every call that
 /// passed the local rules.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookConfig {
     pub url: String,
@@ -140,6 +140,7 @@ pub struct WebhookConfig {
     /// Signs every request as a Standard Webhook (`webhook-id`,
     /// `webhook-timestamp`, `webhook-signature`): `whsec_<base64>`.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub secret: Option<SecretConfig>,
     /// An environment variable holding the secret (keeps it out of the file).
     #[serde(default)]
@@ -169,7 +170,7 @@ fn default_webhook_timeout() -> u64 {
 }
 
 /// The `[governance]` table.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GovernanceConfig {
     #[serde(flatten)]

@@ -24,6 +24,7 @@
 pub mod budget;
 pub mod classify;
 pub mod config;
+pub mod counters;
 pub mod delivery;
 pub mod paths;
 mod policy;
@@ -37,6 +38,7 @@ pub use config::{
     Autonomy, Budgets, GovernanceConfig, GovernanceConfigError, OnError, RateLimit, Rules,
     WebhookConfig,
 };
+pub use counters::InProcessCounters;
 pub use delivery::{Delivered, DeliveryConfig, DeliveryError, WebhookDelivery};
 pub use policy::Governance;
 pub use signing::{SecretConfig, SignedHeaders, SigningError, WebhookSecret};

@@ -9,14 +9,16 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use windlass_engine::{
-    CallDecision, Policy, PolicyContext, RuledDecision, ToolCall, ToolDefinition, ToolResult,
+    CallDecision, CounterVerdict, GovernanceCounters, Policy, PolicyContext, RuledDecision,
+    ToolCall, ToolDefinition, ToolResult,
 };
 
-use crate::budget::{effective, Category, Ledger};
+use crate::budget::{self, effective, Category};
 use crate::classify::{classify, in_scope, Builtin, Effect, Target, ToolHints};
 use crate::config::{Autonomy, GovernanceConfig, GovernanceConfigError, Rules};
+use crate::counters::InProcessCounters;
 use crate::paths::{domain_allowed, Areas};
-use crate::rate::Limiters;
+use crate::rate;
 use crate::shell;
 use crate::webhook::{Webhook, WebhookAnswer, WebhookCall};
 
@@ -28,8 +30,8 @@ pub struct Governance {
     /// The built-ins' work directory (relative paths start there) and roots.
     work_dir: Option<PathBuf>,
     roots: Vec<PathBuf>,
-    limiters: Limiters,
-    ledger: Ledger,
+    /// Rate limits and budgets: this process's, or shared by replicas.
+    counters: Arc<dyn GovernanceCounters>,
     webhook: Option<Webhook>,
 }
 
@@ -47,7 +49,18 @@ fn refuse(rule: &'static str, reason: impl Into<String>) -> Refusal {
 }
 
 impl Governance {
-    pub fn new(mut config: GovernanceConfig) -> Result<Governance, GovernanceConfigError> {
+    /// The gate with rate limits and budgets counted in this process.
+    pub fn new(config: GovernanceConfig) -> Result<Governance, GovernanceConfigError> {
+        Governance::with_counters(config, Arc::new(InProcessCounters::new()))
+    }
+
+    /// The gate counting rate limits and budgets in `counters` (e.g. the
+    /// Postgres counters every replica shares, so a limit holds once across
+    /// them).
+    pub fn with_counters(
+        mut config: GovernanceConfig,
+        counters: Arc<dyn GovernanceCounters>,
+    ) -> Result<Governance, GovernanceConfigError> {
         config.validate()?;
         // Paths are compared with the built-ins' canonical roots, so an
         // allowlisted directory reached through a symlink is resolved once.
@@ -68,8 +81,7 @@ impl Governance {
             hints: None,
             work_dir: None,
             roots: Vec::new(),
-            limiters: Limiters::default(),
-            ledger: Ledger::default(),
+            counters,
             webhook,
         })
     }
@@ -188,6 +200,47 @@ impl Governance {
         }
     }
 
+    /// Takes the call's rate-limit units and budget amounts in one counter
+    /// call, all or nothing: a call refused by one spends none of the
+    /// others. The per-tool limit is named first, then the key's, then the
+    /// budgets. Counters that cannot be reached refuse the call.
+    async fn count(
+        &self,
+        ctx: &PolicyContext<'_>,
+        rules: &Rules,
+        tool: &str,
+        limits: &[Option<u64>; 5],
+        amounts: &[(Category, u64)],
+    ) -> Result<(), Refusal> {
+        let rates = rate::takes(ctx.principal, rules, tool);
+        let budgets = budget::takes(ctx.response_id, limits, amounts);
+        let takes: Vec<_> = rates
+            .iter()
+            .map(|r| r.take.clone())
+            .chain(budgets.iter().map(|b| b.take.clone()))
+            .collect();
+        if takes.is_empty() {
+            return Ok(());
+        }
+        match self.counters.take(&takes).await {
+            Ok(CounterVerdict::Allowed) => Ok(()),
+            Ok(CounterVerdict::Refused { index, remaining }) => Err(match rates.get(index) {
+                Some(r) => refuse(r.limited.rule, r.limited.message.clone()),
+                None => match budgets.get(index - rates.len()) {
+                    Some(b) => refuse("budget", b.message(remaining)),
+                    None => refuse("counters", "refused by the governance counters"),
+                },
+            }),
+            Err(e) => {
+                tracing::warn!(target: "windlass_governance", error = %e, "governance counters unavailable");
+                Err(refuse(
+                    "counters",
+                    "the governance counters are unavailable; try again later",
+                ))
+            }
+        }
+    }
+
     async fn decide(
         &self,
         ctx: &PolicyContext<'_>,
@@ -259,13 +312,15 @@ impl Governance {
             }
         }
 
-        self.limiters
-            .check(ctx.principal, &rules, &call.name)
-            .map_err(|l| refuse(l.rule, l.message))?;
         let limits = effective(&rules.budgets, ctx.metadata).map_err(|e| refuse("budget", e))?;
-        self.ledger
-            .spend(ctx.response_id, &limits, &Self::amounts(target, &args))
-            .map_err(|e| refuse("budget", e))?;
+        self.count(
+            ctx,
+            &rules,
+            &call.name,
+            &limits,
+            &Self::amounts(target, &args),
+        )
+        .await?;
         Ok(match rewritten {
             Some(a) => (CallDecision::AllowWithArguments(a), "webhook.rewrite"),
             None => (

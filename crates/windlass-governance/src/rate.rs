@@ -1,20 +1,18 @@
-//! Rate limits per API key and per key and tool: GCRA (a sliding window
-//! with burst) from `governor`, one limiter set per key, built on first use.
+//! Rate limits per API key and per key and tool, as counter takes: a
+//! rolling window per limit (`burst` at once, refilled at `per_minute`),
+//! counted by the gate's [`GovernanceCounters`](windlass_engine::GovernanceCounters)
+//! (in the process, or shared by replicas).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
-use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
+use windlass_engine::{CounterTake, CounterWindow};
 
 use crate::config::{RateLimit, Rules};
 
-struct KeyLimits {
-    all: Option<(RateLimit, DefaultDirectRateLimiter)>,
-    per_tool: Option<(RateLimit, DefaultKeyedRateLimiter<String>)>,
-}
-
-fn quota(limit: RateLimit) -> Quota {
-    Quota::per_minute(limit.per_minute).allow_burst(limit.burst.unwrap_or(limit.per_minute))
+fn window(limit: RateLimit) -> CounterWindow {
+    let per_minute = u64::from(limit.per_minute.get());
+    CounterWindow::Rolling {
+        capacity: limit.burst.map_or(per_minute, |b| u64::from(b.get())),
+        per_minute,
+    }
 }
 
 fn describe(limit: RateLimit) -> String {
@@ -32,54 +30,50 @@ pub struct Limited {
     pub message: String,
 }
 
-#[derive(Default)]
-pub struct Limiters {
-    by_key: Mutex<HashMap<String, Arc<KeyLimits>>>,
+/// One take and what to say when it is refused.
+pub struct RateTake {
+    pub take: CounterTake,
+    pub limited: Limited,
 }
 
-impl Limiters {
-    /// Takes one call from `principal`'s allowance for `tool`. Keys share
-    /// nothing; calls without a principal share the anonymous allowance.
-    pub fn check(&self, principal: Option<&str>, rules: &Rules, tool: &str) -> Result<(), Limited> {
-        let key = principal.unwrap_or("");
-        let limits = self
-            .by_key
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(key.to_owned())
-            .or_insert_with(|| {
-                Arc::new(KeyLimits {
-                    all: rules.rate_limit.map(|l| (l, RateLimiter::direct(quota(l)))),
-                    per_tool: rules
-                        .tool_rate_limit
-                        .map(|l| (l, RateLimiter::keyed(quota(l)))),
-                })
-            })
-            .clone();
-        // The per-tool limit is checked first so a call refused there does
-        // not also spend the key's overall allowance.
-        if let Some((limit, lim)) = &limits.per_tool {
-            if lim.check_key(&tool.to_owned()).is_err() {
-                return Err(Limited {
-                    rule: "rate_limit.tool",
-                    message: format!(
-                        "rate limit for tool '{tool}' reached ({}); try again later",
-                        describe(*limit)
-                    ),
-                });
-            }
-        }
-        if let Some((limit, lim)) = &limits.all {
-            if lim.check().is_err() {
-                return Err(Limited {
-                    rule: "rate_limit.key",
-                    message: format!(
-                        "rate limit for this API key reached ({}); try again later",
-                        describe(*limit)
-                    ),
-                });
-            }
-        }
-        Ok(())
+/// The takes one call of `tool` by `principal` needs: the per-tool limit
+/// first (the refusal named when both are spent), then the key's. Keys
+/// share nothing; calls without a principal share the anonymous allowance.
+pub fn takes(principal: Option<&str>, rules: &Rules, tool: &str) -> Vec<RateTake> {
+    let key = principal.unwrap_or("");
+    let mut out = Vec::new();
+    if let Some(limit) = rules.tool_rate_limit {
+        out.push(RateTake {
+            // The key's length keeps "a:b" + "c" apart from "a" + "b:c".
+            take: CounterTake {
+                key: format!("rate:tool:{}:{key}:{tool}", key.len()),
+                amount: 1,
+                window: window(limit),
+            },
+            limited: Limited {
+                rule: "rate_limit.tool",
+                message: format!(
+                    "rate limit for tool '{tool}' reached ({}); try again later",
+                    describe(limit)
+                ),
+            },
+        });
     }
+    if let Some(limit) = rules.rate_limit {
+        out.push(RateTake {
+            take: CounterTake {
+                key: format!("rate:key:{key}"),
+                amount: 1,
+                window: window(limit),
+            },
+            limited: Limited {
+                rule: "rate_limit.key",
+                message: format!(
+                    "rate limit for this API key reached ({}); try again later",
+                    describe(limit)
+                ),
+            },
+        });
+    }
+    out
 }

@@ -353,3 +353,41 @@ async fn paths_domains_and_commands_are_checked() {
             .contains("redirection")
     );
 }
+
+/// Counters that cannot be reached (a shared database down) refuse the
+/// call rather than let it run uncounted.
+#[tokio::test]
+async fn unreachable_counters_refuse_the_call() {
+    struct Down;
+    #[async_trait::async_trait]
+    impl windlass_engine::GovernanceCounters for Down {
+        async fn take(
+            &self,
+            _takes: &[windlass_engine::CounterTake],
+        ) -> Result<windlass_engine::CounterVerdict, windlass_engine::CounterError> {
+            Err(windlass_engine::CounterError("connection refused".into()))
+        }
+    }
+    let config: GovernanceConfig = toml::from_str("rate_limit = { per_minute = 10 }").unwrap();
+    let g = Governance::with_counters(config, Arc::new(Down)).unwrap();
+    let d = ask(
+        &g,
+        &builtin("list_dir"),
+        json!({"path": "."}),
+        &Ask::default(),
+    )
+    .await;
+    let reason = denied(&d);
+    assert!(reason.contains("governance rule: counters"), "{reason}");
+    assert!(!reason.contains("connection refused"), "{reason}");
+    // Without any limit or budget there is nothing to count: allowed.
+    let free = Governance::with_counters(GovernanceConfig::default(), Arc::new(Down)).unwrap();
+    let d = ask(
+        &free,
+        &builtin("list_dir"),
+        json!({"path": "."}),
+        &Ask::default(),
+    )
+    .await;
+    assert_eq!(d, CallDecision::Allow);
+}

@@ -17,6 +17,7 @@ mod codec;
 mod config;
 mod count;
 pub mod decode;
+mod embeddings;
 pub mod encode;
 mod ending;
 mod glob;
@@ -37,6 +38,7 @@ pub use anthropic::AnthropicWire;
 pub use chat::ChatWire;
 pub use codec::{EventDecoder, WireCodec};
 pub use config::{ChatProviderConfig, MaxTokensField, Tokenizer};
+pub use embeddings::{EmbeddingsClient, DEFAULT_BATCH as DEFAULT_EMBEDDING_BATCH};
 pub use glob::glob_match;
 pub use provider::{ChatCompletionsProvider, HttpProvider};
 pub use responses::ResponsesWire;
@@ -49,7 +51,7 @@ pub type ResponsesProvider = HttpProvider<ResponsesWire>;
 pub type AnthropicProvider = HttpProvider<AnthropicWire>;
 
 /// The wire format of an upstream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UpstreamKind {
     /// `/v1/chat/completions`.

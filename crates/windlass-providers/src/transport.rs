@@ -164,6 +164,12 @@ impl Transport {
         Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))))
     }
 
+    /// The whole body of a non-streamed answer (a JSON endpoint such as
+    /// `/embeddings`), failing if it stalls.
+    pub(crate) async fn body(&self, answer: Answer) -> Result<Vec<u8>, ProviderError> {
+        read_body(answer.response, self.cfg.idle_timeout).await
+    }
+
     /// Streams an SSE response. The first chunk is awaited here so a silent
     /// upstream fails `start` with a first-byte timeout, as the port asks.
     async fn stream(

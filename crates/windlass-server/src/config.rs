@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use windlass_engine::QuotaLimits;
 
-use crate::keys::{ApiKey, KeyConfig, KeyError, KeyRing};
-use crate::limits::RequestLimits;
+use crate::guard::keys::{ApiKey, KeyConfig, KeyError, KeyRing};
+use crate::guard::limits::RequestLimits;
 
 /// Connection and admission bounds: what keeps `/health` answering whatever
 /// clients do.
@@ -63,7 +63,7 @@ pub struct ServerConfig {
     /// on loopback, against DNS rebinding.
     pub allowed_hosts: Vec<String>,
     /// Background mode (`[server.background]`).
-    pub background: crate::runs::BackgroundConfig,
+    pub background: crate::run::background::BackgroundConfig,
     /// Prometheus metrics (`[server.metrics]`).
     pub metrics: MetricsConfig,
     /// Budgets per tenant (`[server.tenants.<name>]`), shared by its keys.
@@ -78,7 +78,7 @@ pub struct ServerConfig {
 }
 
 /// `GET /metrics` (Prometheus), `[server.metrics]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
     /// Record metrics and serve `/metrics`; false: neither (404).
@@ -109,7 +109,7 @@ impl Default for ServerConfig {
             connections: ConnectionLimits::default(),
             cors_allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
-            background: crate::runs::BackgroundConfig::default(),
+            background: crate::run::background::BackgroundConfig::default(),
             metrics: MetricsConfig::default(),
             tenants: HashMap::new(),
             shutdown_grace: Duration::from_secs(30),
@@ -128,7 +128,7 @@ impl ServerConfig {
 }
 
 /// The `[server]` table. Every key is optional.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerFile {
     pub max_body_bytes: Option<usize>,
@@ -148,7 +148,7 @@ pub struct ServerFile {
     #[serde(default)]
     pub limits: RequestLimits,
     #[serde(default)]
-    pub background: crate::runs::BackgroundConfig,
+    pub background: crate::run::background::BackgroundConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
     #[serde(default)]
@@ -161,7 +161,7 @@ pub struct ServerFile {
 }
 
 /// `[server.tenants.<name>]`: one tenant's budgets, over all its keys.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TenantFile {
     pub requests_per_minute: Option<u64>,
@@ -316,7 +316,9 @@ mod tests {
         let a = keyed.key_ring().unwrap().find("sk-a").unwrap();
         assert_eq!(a.tenant, "acme");
         assert_eq!(a.limits.requests_per_minute, Some(3));
-        assert!(!a.scopes.contains(crate::scopes::Scope::ResponsesWrite));
+        assert!(!a
+            .scopes
+            .contains(crate::guard::scopes::Scope::ResponsesWrite));
         let bad = parse("[[keys]]\nname = \"a\"\nkey = \"k\"\nscopes = [\"root\"]\n");
         assert!(bad.resolve(None).is_err());
         assert_eq!(c.shutdown_grace, Duration::from_secs(4));

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::inflight::Inflight;
+use crate::run::inflight::Inflight;
 
 /// How long cancelled runs get to store their final state once the grace
 /// period is over (a cancelled run stops its upstream call and tools at once,

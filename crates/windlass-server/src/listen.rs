@@ -5,7 +5,7 @@
 //! - A connection must send its first byte, and then its headers, within
 //!   `header_read_timeout`. hyper times the wait for headers with one timer,
 //!   so the same deadline also closes a keep-alive connection idle between
-//!   requests. (Bodies have their own deadline, in `body.rs`.)
+//!   requests. (Bodies have their own deadline, in `guard/body.rs`.)
 //! - Past `max_connections` open connections, a new one is served `/health`
 //!   and `/ready` only; past `hard_max_connections` it is closed at once.
 //! - Accept errors (e.g. out of file descriptors) pause the loop briefly

@@ -15,20 +15,26 @@
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod codec;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod container_codec;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod conversation_codec;
 mod memory;
+mod memory_containers;
 mod memory_conversations;
 mod memory_prompts;
 mod memory_runs;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod retrieval;
 mod prompt_codec;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{is_postgres_url, PgCancelBus, PgOptions, PgQuota, PgStore};
+pub use postgres::{
+    is_postgres_url, PgCancelBus, PgCounters, PgOptions, PgQuota, PgSslMode, PgStore, PgTlsSummary,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore, SAVE_THREAD_NAME};

@@ -13,6 +13,8 @@ use windlass_protocol::{Item, ResponseResource};
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    /// Containers and their files (see `memory_containers.rs`).
+    pub(crate) containers: Mutex<crate::memory_containers::ContainerTables>,
 }
 
 /// Mirrors the SQLite schema: items stored once under a monotonic key, and
@@ -43,6 +45,8 @@ pub(crate) struct StoredConversation {
     pub conversation: windlass_engine::Conversation,
     /// Oldest first.
     pub items: Vec<Item>,
+    /// Last use (Unix seconds), for retention.
+    pub updated_at: u64,
 }
 
 #[derive(Debug)]

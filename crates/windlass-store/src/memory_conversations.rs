@@ -1,7 +1,7 @@
 //! Conversations in the in-memory store.
 
 use serde_json::{Map, Value};
-use windlass_engine::{Conversation, ConversationStore, StoreError};
+use windlass_engine::{Conversation, ConversationRetention, ConversationStore, StoreError};
 use windlass_protocol::Item;
 
 use crate::memory::{MemoryStore, StoredConversation};
@@ -24,6 +24,7 @@ impl ConversationStore for MemoryStore {
                 tenant: tenant.to_owned(),
                 conversation: conversation.clone(),
                 items: items.to_vec(),
+                updated_at: conversation.created_at,
             },
         );
         Ok(())
@@ -49,6 +50,7 @@ impl ConversationStore for MemoryStore {
         let mut inner = self.lock()?;
         Ok(inner.conversation_mut(tenant, id).map(|c| {
             c.conversation.metadata = metadata.clone();
+            c.updated_at = c.updated_at.max(now());
             c.conversation.clone()
         }))
     }
@@ -83,6 +85,7 @@ impl ConversationStore for MemoryStore {
         Ok(match inner.conversation_mut(tenant, id) {
             Some(c) => {
                 c.items.extend_from_slice(items);
+                c.updated_at = c.updated_at.max(now());
                 true
             }
             None => false,
@@ -114,5 +117,25 @@ impl ConversationStore for MemoryStore {
         let before = c.items.len();
         c.items.retain(|i| i.id() != Some(item_id));
         Ok(c.items.len() < before)
+    }
+}
+
+/// Unix seconds now.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[async_trait::async_trait]
+impl ConversationRetention for MemoryStore {
+    async fn prune_conversations(&self, active_before: u64) -> Result<u64, StoreError> {
+        let mut inner = self.lock()?;
+        let before = inner.conversations.len();
+        inner
+            .conversations
+            .retain(|_, c| c.updated_at >= active_before);
+        Ok((before - inner.conversations.len()) as u64)
     }
 }

@@ -42,7 +42,7 @@ async fn concurrent_starts_migrate_once() {
         )
         .await
         .expect("migrations");
-    assert_eq!(rows.len(), 6, "every known migration applied");
+    assert_eq!(rows.len(), 10, "every known migration applied");
     for row in rows {
         let count: i64 = row.get(1);
         assert_eq!(count, 1);
@@ -86,14 +86,26 @@ async fn replicas_share_chains() {
     );
 }
 
-/// A URL asking for TLS is refused with a clear error (this build has no
-/// TLS to Postgres) rather than silently connecting in the clear.
+/// TLS settings that cannot be honoured are refused at open, before any
+/// connection: a verifying mode without a CA, an unknown mode, a CA file
+/// that is not there (tests/postgres_tls.rs has the real-server cases).
 #[tokio::test]
-async fn sslmode_require_is_refused() {
-    let err = PgStore::open("postgres://u@127.0.0.1:1/db?sslmode=require")
-        .await
-        .expect_err("refused");
-    assert!(err.to_string().contains("sslmode=require"), "{err}");
+async fn unusable_tls_settings_are_refused_at_open() {
+    for (url, expected) in [
+        (
+            "postgres://u@127.0.0.1:1/db?sslmode=verify-full",
+            "sslrootcert",
+        ),
+        ("postgres://u@127.0.0.1:1/db?sslmode=sometimes", "sometimes"),
+        (
+            "postgres://u@127.0.0.1:1/db?sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem",
+            "/nonexistent/ca.pem",
+        ),
+        ("postgres://u@127.0.0.1:1/db?sslpassword=x", "sslpassword"),
+    ] {
+        let err = PgStore::open(url).await.expect_err(url);
+        assert!(err.to_string().contains(expected), "{url}: {err}");
+    }
 }
 
 fn limits(rpm: Option<u64>, tpm: Option<u64>) -> QuotaLimits {

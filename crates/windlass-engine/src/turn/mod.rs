@@ -18,9 +18,9 @@ use windlass_protocol::{
 };
 
 use crate::emitter::Emitter;
-use crate::ports::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
-use crate::ports::tools::ToolCall;
-use crate::tooling::mcp_tool_name;
+use crate::naming::mcp_tool_name;
+use crate::ports::agent::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
+use crate::ports::agent::tools::ToolCall;
 use crate::tooling::ToolSet;
 use calls::{close_calls, tool_delta};
 

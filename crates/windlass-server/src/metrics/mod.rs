@@ -9,7 +9,6 @@
 
 mod handles;
 mod labels;
-pub(crate) mod route;
 pub(crate) mod sink;
 pub mod store;
 
@@ -28,6 +27,9 @@ use labels::LabelCap;
 use crate::config::MetricsConfig;
 
 const UPKEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// Where the exposition is served (see `http/metrics.rs`).
+pub const PATH: &str = "/metrics";
 
 pub const REQUEST_DURATION: &str = "gen_ai_server_request_duration_seconds";
 pub const TIME_TO_FIRST_TOKEN: &str = "gen_ai_server_time_to_first_token_seconds";

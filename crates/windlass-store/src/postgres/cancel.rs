@@ -16,7 +16,8 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 use futures::StreamExt;
 use tokio::sync::{broadcast, oneshot};
-use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Notification};
+use tokio_postgres::{AsyncMessage, Client, Config, Notification};
+use tokio_postgres_rustls::MakeRustlsConnect;
 use windlass_engine::{CancelAck, CancelBus, CancelHandler, StoreError};
 
 use super::backend;
@@ -66,7 +67,11 @@ impl Drop for Inner {
 impl PgCancelBus {
     /// Starts listening (a dedicated connection to `config`'s database,
     /// re-established if lost); returns once the first `LISTEN` is in place.
-    pub(crate) async fn start(config: Config, pool: Pool) -> Result<PgCancelBus, StoreError> {
+    pub(crate) async fn start(
+        config: Config,
+        tls: MakeRustlsConnect,
+        pool: Pool,
+    ) -> Result<PgCancelBus, StoreError> {
         let inner = Arc::new(Inner {
             pool,
             handler: Mutex::new(None),
@@ -74,7 +79,7 @@ impl PgCancelBus {
             listener: Mutex::new(None),
         });
         let (ready_tx, ready_rx) = oneshot::channel();
-        let task = tokio::spawn(listen(config, Arc::downgrade(&inner), ready_tx));
+        let task = tokio::spawn(listen(config, tls, Arc::downgrade(&inner), ready_tx));
         *inner
             .listener
             .lock()
@@ -141,12 +146,13 @@ impl CancelBus for PgCancelBus {
 /// outcome (listening, or the first connection's error) goes to `ready`.
 async fn listen(
     config: Config,
+    tls: MakeRustlsConnect,
     inner: Weak<Inner>,
     ready: oneshot::Sender<Result<(), StoreError>>,
 ) {
     let mut ready = Some(ready);
     loop {
-        let outcome = listen_once(&config, &inner, &mut ready).await;
+        let outcome = listen_once(&config, &tls, &inner, &mut ready).await;
         if inner.strong_count() == 0 {
             return;
         }
@@ -169,10 +175,11 @@ async fn listen(
 /// One listening connection, until it fails or closes, or the bus is gone.
 async fn listen_once(
     config: &Config,
+    tls: &MakeRustlsConnect,
     inner: &Weak<Inner>,
     ready: &mut Option<oneshot::Sender<Result<(), StoreError>>>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = config.connect(NoTls).await?;
+    let (client, mut connection) = config.connect(tls.clone()).await?;
     // The connection is driven here; notifications come out of it.
     let (tx, mut notes) = tokio::sync::mpsc::unbounded_channel::<Notification>();
     let driver = tokio::spawn(async move {

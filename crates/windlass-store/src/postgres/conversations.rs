@@ -7,7 +7,7 @@
 use deadpool_postgres::ClientWrapper;
 use serde_json::{Map, Value};
 use tokio_postgres::error::SqlState;
-use windlass_engine::{Conversation, ConversationStore, StoreError};
+use windlass_engine::{Conversation, ConversationRetention, ConversationStore, StoreError};
 use windlass_protocol::Item;
 
 use super::{backend, PgStore};
@@ -17,8 +17,8 @@ use crate::conversation_codec::{decode_conversation, encode_items, encode_metada
 /// The conversation and its first items; positions start at 0.
 const CREATE: &str = "\
 WITH conv AS ( \
-    INSERT INTO conversations (id, tenant, created_at, metadata, next_position) \
-    VALUES ($1, $2, $3, $4, cardinality($6::text[])) \
+    INSERT INTO conversations (id, tenant, created_at, metadata, next_position, updated_at) \
+    VALUES ($1, $2, $3, $4, cardinality($6::text[]), $3) \
     RETURNING id \
 ) \
 INSERT INTO conversation_items (conversation_id, position, item_id, body) \
@@ -31,7 +31,8 @@ FROM conv, unnest($5::text[], $6::text[]) WITH ORDINALITY AS t (item_id, body, o
 /// conversation exists (data-modifying CTEs run whether or not read).
 const APPEND: &str = "\
 WITH conv AS ( \
-    UPDATE conversations SET next_position = next_position + cardinality($4::text[]) \
+    UPDATE conversations SET next_position = next_position + cardinality($4::text[]), \
+        updated_at = GREATEST(updated_at, extract(epoch FROM now())::bigint) \
     WHERE id = $1 AND tenant = $2 \
     RETURNING id, next_position - cardinality($4::text[]) AS start \
 ), added AS ( \
@@ -106,7 +107,9 @@ async fn update(
     let encoded = encode_metadata(metadata)?;
     let stmt = conn
         .prepare_cached(
-            "UPDATE conversations SET metadata = $3 WHERE id = $1 AND tenant = $2 \
+            "UPDATE conversations SET metadata = $3, \
+             updated_at = GREATEST(updated_at, extract(epoch FROM now())::bigint) \
+             WHERE id = $1 AND tenant = $2 \
              RETURNING created_at, metadata",
         )
         .await
@@ -282,5 +285,37 @@ impl ConversationStore for PgStore {
         item_id: &str,
     ) -> Result<bool, StoreError> {
         delete_item(&*self.conn().await?, tenant, id, item_id).await
+    }
+}
+
+/// Conversations deleted per statement.
+const PRUNE_BATCH: i64 = 256;
+
+#[async_trait::async_trait]
+impl ConversationRetention for PgStore {
+    /// In batches, each one statement (the items go by `ON DELETE CASCADE`);
+    /// rows another replica's sweep holds are skipped, not waited for.
+    async fn prune_conversations(&self, active_before: u64) -> Result<u64, StoreError> {
+        let before = i64::try_from(active_before).unwrap_or(i64::MAX);
+        let conn = self.conn().await?;
+        let stmt = conn
+            .prepare_cached(
+                "DELETE FROM conversations WHERE id IN ( \
+                     SELECT id FROM conversations WHERE updated_at < $1 \
+                     ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
+            )
+            .await
+            .map_err(backend)?;
+        let mut total = 0;
+        loop {
+            let n = conn
+                .execute(&stmt, &[&before, &PRUNE_BATCH])
+                .await
+                .map_err(backend)?;
+            total += n;
+            if n < PRUNE_BATCH as u64 {
+                return Ok(total);
+            }
+        }
     }
 }

@@ -6,28 +6,36 @@
 //! it continues (`history_parent`) instead of copied. A save is one
 //! statement and a context load one query, so each is one round trip.
 //!
-//! No TLS: the connection is plain TCP or a unix socket (a `sslmode` other
-//! than `disable`/`prefer` is refused at open rather than silently ignored).
+//! TLS follows libpq's URL parameters (`sslmode`, `sslrootcert`, `sslcert`,
+//! `sslkey`; see `tls.rs`), on rustls.
 
 mod cancel;
+mod containers;
 mod conversations;
+mod counters;
+mod files;
+mod ingestion;
 mod migrate;
+mod pgvector;
 mod prompts;
 mod quota;
 mod read;
 mod runs;
+mod tls;
+mod vector_rows;
+mod vector_search;
+mod vector_stores;
 mod write;
 
-use std::str::FromStr;
-
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
-use tokio_postgres::config::SslMode;
-use tokio_postgres::NoTls;
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
+use tokio_postgres_rustls::MakeRustlsConnect;
 use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, StoreError, Trace};
 use windlass_protocol::{Item, ResponseResource};
 
 pub use cancel::PgCancelBus;
+pub use counters::PgCounters;
 pub use quota::PgQuota;
+pub use tls::{PgSslMode, PgTlsSummary};
 
 /// Reference sections, in transcript order.
 pub(crate) const HISTORY: i16 = 0;
@@ -55,6 +63,10 @@ pub struct PgStore {
     pool: Pool,
     /// Where the pool connects, for the cancel bus's own connection.
     config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+    summary: PgTlsSummary,
+    /// The schema of the pgvector extension, when the database has it.
+    vector: Option<std::sync::Arc<str>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -73,10 +85,14 @@ impl PgStore {
 
     /// [`open`](Self::open) with explicit pool settings.
     pub async fn open_with(url: &str, options: PgOptions) -> Result<PgStore, StoreError> {
-        let config = parse_url(url)?;
+        let tls::PgConnect {
+            config,
+            tls,
+            summary,
+        } = tls::parse(url)?;
         let manager = Manager::from_config(
             config.clone(),
-            NoTls,
+            tls.clone(),
             ManagerConfig {
                 // Checking each connection with a query before use would add
                 // a round trip to every request; a broken one fails its
@@ -88,22 +104,56 @@ impl PgStore {
             .max_size(options.max_connections.max(1))
             .build()
             .map_err(|e| StoreError::Backend(format!("postgres pool: {e}")))?;
-        let store = PgStore { pool, config };
-        let mut conn = store.conn().await?;
+        let mut store = PgStore {
+            pool,
+            config,
+            tls,
+            summary,
+            vector: None,
+        };
+        // The first connection says what is wrong with the settings (a CA
+        // or host name that does not match, a refused client certificate).
+        let mut conn = store.pool.get().await.map_err(|e| store.first_error(e))?;
         migrate::migrate(&mut conn).await?;
+        store.vector = pgvector::detect(&mut conn).await?;
         Ok(store)
+    }
+
+    /// Whether vector similarity runs in the database (pgvector), rather
+    /// than in the gateway over the stored arrays.
+    pub fn has_pgvector(&self) -> bool {
+        self.vector.is_some()
+    }
+
+    /// The TLS settings in force, for the start-up log (no secrets).
+    pub fn tls_summary(&self) -> &PgTlsSummary {
+        &self.summary
+    }
+
+    fn first_error(&self, error: PoolError) -> StoreError {
+        let host = match self.config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+            _ => String::new(),
+        };
+        StoreError::Backend(tls::explain_connect_error(&error, &self.summary, &host))
     }
 
     /// Starts the cancel bus of this database (`LISTEN`/`NOTIFY`; one
     /// dedicated connection plus the pool for publishing).
     pub async fn cancel_bus(&self) -> Result<PgCancelBus, StoreError> {
-        PgCancelBus::start(self.config.clone(), self.pool.clone()).await
+        PgCancelBus::start(self.config.clone(), self.tls.clone(), self.pool.clone()).await
     }
 
     /// Request and token budgets kept in this database, shared by every
     /// replica using it.
     pub fn quota(&self) -> PgQuota {
         PgQuota::new(self.pool.clone())
+    }
+
+    /// Governance rate limits and budgets kept in this database, shared by
+    /// every replica using it.
+    pub fn counters(&self) -> PgCounters {
+        PgCounters::new(self.pool.clone())
     }
 
     /// Retention, across every tenant: deletes the responses created before
@@ -142,7 +192,8 @@ impl PgStore {
         let conn = self.conn().await?;
         conn.batch_execute(
             "TRUNCATE response_items, response_traces, responses, items, \
-             live_runs, response_events, quota_buckets, conversation_items, conversations",
+             live_runs, response_events, quota_buckets, governance_counters, conversation_items, conversations, \
+             vector_store_chunks, vector_store_files, vector_store_batches, vector_stores, files",
         )
         .await
         .map_err(backend)
@@ -155,20 +206,6 @@ impl PgStore {
             .await
             .map_err(|e| StoreError::Backend(format!("postgres connection: {e}")))
     }
-}
-
-/// Parses a connection URL; refuses settings this build cannot honour.
-pub(crate) fn parse_url(url: &str) -> Result<tokio_postgres::Config, StoreError> {
-    // The error text of the parser does not include the URL (which may hold
-    // a password), so it can be shown.
-    let config = tokio_postgres::Config::from_str(url)
-        .map_err(|e| StoreError::Backend(format!("invalid postgres URL: {e}")))?;
-    if config.get_ssl_mode() == SslMode::Require {
-        return Err(StoreError::Backend(
-            "postgres: sslmode=require is not supported (this build connects without TLS)".into(),
-        ));
-    }
-    Ok(config)
 }
 
 /// Whether `db` names a Postgres database rather than a SQLite file.

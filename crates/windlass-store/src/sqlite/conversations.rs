@@ -2,7 +2,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
-use windlass_engine::{Conversation, ConversationStore, StoreError};
+use windlass_engine::{Conversation, ConversationRetention, ConversationStore, StoreError};
 use windlass_protocol::Item;
 
 use super::write::on_writer;
@@ -67,6 +67,17 @@ fn append(
     Ok(())
 }
 
+/// Marks the conversation used now (for retention).
+fn touch(conn: &Connection, id: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "UPDATE conversations SET updated_at = MAX(updated_at, CAST(strftime('%s', 'now') AS INTEGER)) \
+         WHERE id = ?1",
+    )
+    .and_then(|mut s| s.execute([id]))
+    .map_err(backend)?;
+    Ok(())
+}
+
 fn owned(conn: &Connection, tenant: &str, id: &str) -> Result<bool, StoreError> {
     conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM conversations WHERE id = ?1 AND tenant = ?2)")
         .and_then(|mut s| s.query_row(params![id, tenant], |r| r.get(0)))
@@ -90,7 +101,8 @@ impl ConversationStore for SqliteStore {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
             tx.prepare_cached(
-                "INSERT INTO conversations (id, tenant, created_at, metadata) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO conversations (id, tenant, created_at, metadata, updated_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?3)",
             )
             .and_then(|mut s| s.execute(params![id, tenant, created_at, metadata]))
             .map_err(|e| match crate::codec::is_unique_violation(&e) {
@@ -122,7 +134,9 @@ impl ConversationStore for SqliteStore {
         let (tenant, id) = (tenant.to_owned(), id.to_owned());
         on_writer(&self.writer, move |conn| {
             conn.prepare_cached(
-                "UPDATE conversations SET metadata = ?1 WHERE id = ?2 AND tenant = ?3",
+                "UPDATE conversations SET metadata = ?1, \
+                 updated_at = MAX(updated_at, CAST(strftime('%s', 'now') AS INTEGER)) \
+                 WHERE id = ?2 AND tenant = ?3",
             )
             .and_then(|mut s| s.execute(params![encoded, id, tenant]))
             .map_err(backend)?;
@@ -181,6 +195,7 @@ impl ConversationStore for SqliteStore {
                 return Ok(false);
             }
             append(&tx, &id, &rows)?;
+            touch(&tx, &id)?;
             tx.commit().map_err(backend)?;
             Ok(true)
         })
@@ -230,5 +245,12 @@ impl ConversationStore for SqliteStore {
             Ok(n > 0)
         })
         .await
+    }
+}
+
+#[async_trait::async_trait]
+impl ConversationRetention for SqliteStore {
+    async fn prune_conversations(&self, active_before: u64) -> Result<u64, StoreError> {
+        super::prune::prune_conversations(&self.writer, active_before).await
     }
 }

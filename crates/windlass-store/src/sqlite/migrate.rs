@@ -21,7 +21,16 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../../migrations/0004_tenants.sql")),
     (5, include_str!("../../migrations/0005_live_runs.sql")),
     (6, include_str!("../../migrations/0006_conversations.sql")),
-    (7, include_str!("../../migrations/0007_prompts.sql")),
+    (
+        7,
+        include_str!("../../migrations/0007_conversation_activity.sql"),
+    ),
+    (
+        8,
+        include_str!("../../migrations/0008_files_vector_stores.sql"),
+    ),
+    (9, include_str!("../../migrations/0009_containers.sql")),
+    (10, include_str!("../../migrations/0010_prompts.sql")),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

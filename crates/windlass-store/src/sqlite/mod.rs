@@ -8,8 +8,11 @@
 
 mod checkpoint;
 mod conn;
+mod containers;
 mod conversations;
+mod files;
 mod group;
+mod ingestion;
 mod migrate;
 mod prompts;
 mod prune;
@@ -17,6 +20,9 @@ mod read;
 mod runs;
 mod save_thread;
 mod trace;
+mod vector_rows;
+mod vector_search;
+mod vector_stores;
 mod write;
 
 use std::path::PathBuf;

@@ -1,0 +1,108 @@
+//! The state every handler and middleware reads: the engine, the running
+//! responses, the configuration and the server's shared services.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use windlass_engine::{CancelBus, Engine, LocalCancelBus, QuotaCounter, RunStore};
+
+use crate::config::ServerConfig;
+use crate::guard::keys::{KeyError, KeyRing};
+use crate::guard::quota::InProcessQuota;
+use crate::lifecycle::Lifecycle;
+use crate::metrics::Metrics;
+use crate::run::background::Background;
+use crate::run::inflight::Inflight;
+
+/// Where the view of `GET /v1/mcp/servers` comes from; the binary plugs its
+/// MCP adapter in. The entries are wire JSON: label, transport, state, last
+/// error, tools; never headers or tokens.
+pub trait McpDirectory: Send + Sync {
+    fn servers(&self) -> Vec<Value>;
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub engine: Engine,
+    pub inflight: Inflight,
+    pub config: Arc<ServerConfig>,
+    /// Configured MCP servers, for `GET /v1/mcp/servers`.
+    pub mcp: Option<Arc<dyn McpDirectory>>,
+    /// The accepted keys; a configuration that does not resolve refuses
+    /// every request but the probes (the binary refuses to start instead).
+    pub keys: Arc<Result<KeyRing, KeyError>>,
+    /// Listening on loopback only: `Host` must be a loopback name.
+    pub loopback: bool,
+    /// Reaches responses running in other replicas (cancel, delete).
+    pub cancel_bus: Arc<dyn CancelBus>,
+    /// Live runs and stored stream events (background mode, stream
+    /// resume); normally the engine's response store. `None`: background
+    /// requests are refused.
+    pub runs: Option<Arc<dyn RunStore>>,
+    /// Background mode: this replica's id, leases and workers.
+    pub background: Arc<Background>,
+    /// Served at `GET /metrics`; disabled by `[server.metrics] enabled = false`.
+    pub metrics: Metrics,
+    /// Request/token budgets per key and tenant (in process by default).
+    pub quota: Arc<dyn QuotaCounter>,
+    /// Draining after a shutdown signal: not ready, new requests refused.
+    pub lifecycle: Lifecycle,
+}
+
+impl AppState {
+    pub fn new(engine: Engine, config: ServerConfig) -> Self {
+        let background = Arc::new(Background::new(&config.background));
+        AppState {
+            engine,
+            inflight: Inflight::default(),
+            keys: Arc::new(config.key_ring()),
+            metrics: Metrics::from_config(&config.metrics),
+            config: Arc::new(config),
+            mcp: None,
+            loopback: false,
+            cancel_bus: Arc::new(LocalCancelBus),
+            runs: None,
+            background,
+            quota: Arc::new(InProcessQuota::new()),
+            lifecycle: Lifecycle::default(),
+        }
+    }
+
+    /// Uses `metrics` (e.g. the one the store was wrapped with, see
+    /// [`TimedStore`](crate::metrics::store::TimedStore)) instead of a fresh
+    /// one.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// Counts quotas in `counter` (e.g. shared by replicas through Postgres).
+    pub fn with_quota(mut self, counter: Arc<dyn QuotaCounter>) -> Self {
+        self.quota = counter;
+        self
+    }
+
+    /// Shares cancels with the other replicas on `bus`: cancels published
+    /// there stop this process's runs, and cancels of responses not running
+    /// here are published.
+    pub fn with_cancel_bus(mut self, bus: Arc<dyn CancelBus>) -> Self {
+        let inflight = self.inflight.clone();
+        bus.subscribe(Arc::new(move |tenant: &str, id: &str| {
+            inflight.cancel_for_bus(tenant, id)
+        }));
+        self.cancel_bus = bus;
+        self
+    }
+
+    /// Keeps live runs and stream events in `runs` (the same store as the
+    /// engine's, so a final save replaces the live row).
+    pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
+        self.runs = Some(runs);
+        self
+    }
+
+    pub fn with_mcp(mut self, directory: Arc<dyn McpDirectory>) -> Self {
+        self.mcp = Some(directory);
+        self
+    }
+}
