@@ -11,6 +11,8 @@ pub mod client_shapes;
 mod clock;
 pub mod compaction;
 pub mod config;
+mod context_fit;
+mod count;
 mod deadline;
 mod driver;
 mod emitter;
@@ -34,6 +36,7 @@ pub mod upstream;
 
 pub use compaction::{CompactError, COMPACTION_PROMPT};
 pub use config::*;
+pub use count::CountError;
 pub use engine::{Engine, EngineBuilder};
 pub use error::*;
 pub use naming::{mcp_tool_name, valid_name};

@@ -71,7 +71,21 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
 /// The transcript as the upstream sees it. An `mcp_call` paused in a parent
 /// response is stored again, finished, by the continuation that ran it; the
 /// latest version stands in at the first position and later ones are skipped.
+///
+/// A `compaction` item stands for everything before it but the user's
+/// messages (what `/responses/compact` and `context_management` keep):
+/// only those and what follows the last compaction go up.
 pub(crate) fn upstream_transcript<'a>(items: impl Iterator<Item = &'a Item> + Clone) -> Vec<Item> {
+    let cut = items
+        .clone()
+        .enumerate()
+        .filter(|(_, i)| matches!(i, Item::Compaction(_)))
+        .last()
+        .map_or(0, |(at, _)| at);
+    let items = items
+        .enumerate()
+        .filter(move |(at, i)| *at >= cut || matches!(i, Item::Message(m) if m.role == Role::User))
+        .map(|(_, i)| i);
     let mut latest: HashMap<&str, &McpCall> = HashMap::new();
     for item in items.clone() {
         if let Item::McpCall(c) = item {
@@ -115,9 +129,13 @@ pub(crate) fn model_request(
         None => (output, &[][..]),
     };
     let tail = before.iter().chain(prompt.as_ref()).chain(after.iter());
-    let transcript = if output.iter().any(|i| matches!(i, Item::McpCall(_))) {
+    let whole = output
+        .iter()
+        .any(|i| matches!(i, Item::McpCall(_) | Item::Compaction(_)));
+    let transcript = if whole {
         // A continuation's output may hold the finished version of an MCP
         // call its history paused: deduplicated over the whole transcript.
+        // A compaction in the output replaces what came before it.
         Transcript::from(upstream_transcript(
             run.history.iter().chain(&run.input).chain(tail),
         ))

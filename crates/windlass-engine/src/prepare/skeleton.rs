@@ -69,6 +69,7 @@ pub(super) fn skeleton(
         conversation: req.conversation.as_ref().map(|c| ConversationRef {
             id: c.id().to_owned(),
         }),
+        prompt: None,
     }
 }
 
