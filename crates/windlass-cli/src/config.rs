@@ -101,6 +101,10 @@ pub struct UpstreamFile {
     pub first_byte_timeout_ms: Option<u64>,
     pub idle_timeout_ms: Option<u64>,
     pub max_retries: Option<u32>,
+    /// How the upstream counts input tokens (see `[[upstreams]]`).
+    pub tokenize: Option<crate::upstreams::TokenizeArg>,
+    /// The models' context length in tokens, when the upstream does not say.
+    pub context_length: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -266,6 +270,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
                 up.idle_timeout_ms,
                 up.max_retries,
             );
+            crate::upstreams::apply_tokens(&mut provider, up.tokenize, up.context_length);
             vec![crate::upstreams::single(provider)]
         }
         None if !file.upstreams.is_empty() => file

@@ -113,6 +113,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let mut state = AppState::new(engine, settings.server)
         .with_mcp(Arc::new(McpView(mcp.clone())))
         .with_runs(opened.runs)
+        .with_prompts(opened.prompts)
         .with_cancel_bus(opened.cancel_bus)
         .with_metrics(metrics);
     if let Some(quota) = opened.quota {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use windlass_engine::{CancelBus, Engine, LocalCancelBus, QuotaCounter, RunStore};
+use windlass_engine::{CancelBus, Engine, LocalCancelBus, PromptStore, QuotaCounter, RunStore};
 
 use crate::config::ServerConfig;
 use crate::guard::keys::{KeyError, KeyRing};
@@ -47,6 +47,9 @@ pub struct AppState {
     pub quota: Arc<dyn QuotaCounter>,
     /// Draining after a shutdown signal: not ready, new requests refused.
     pub lifecycle: Lifecycle,
+    /// Stored prompt templates (`/v1/prompts`, `prompt` on create);
+    /// `None`: both are refused.
+    pub prompts: Option<Arc<dyn PromptStore>>,
 }
 
 impl AppState {
@@ -65,6 +68,7 @@ impl AppState {
             background,
             quota: Arc::new(InProcessQuota::new()),
             lifecycle: Lifecycle::default(),
+            prompts: None,
         }
     }
 
@@ -98,6 +102,12 @@ impl AppState {
     /// engine's, so a final save replaces the live row).
     pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
         self.runs = Some(runs);
+        self
+    }
+
+    /// Enables the prompts API and `prompt` on create, kept in `store`.
+    pub fn with_prompts(mut self, store: Arc<dyn PromptStore>) -> Self {
+        self.prompts = Some(store);
         self
     }
 
