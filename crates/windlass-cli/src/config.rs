@@ -89,6 +89,9 @@ pub struct FileConfig {
     /// Trace export over OTLP/HTTP (off unless an endpoint is set).
     #[serde(default)]
     pub otlp: OtlpFile,
+    /// Signed webhooks when background responses end (off unless a url is set).
+    #[serde(default)]
+    pub webhooks: crate::webhooks::WebhooksFile,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -155,6 +158,8 @@ pub struct Settings {
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
+    /// `[webhooks]` (resolved by `serve`, which reads the secret).
+    pub webhooks: crate::webhooks::WebhooksFile,
     /// Where traces are exported; `None`: not exported.
     pub otlp: Option<OtlpSettings>,
 }
@@ -358,6 +363,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         mcp,
         builtins: file.builtins,
         governance: file.governance,
+        webhooks: file.webhooks,
         otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
     })
 }

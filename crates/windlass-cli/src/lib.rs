@@ -19,3 +19,4 @@ pub mod serve;
 pub mod store_open;
 mod trace_text;
 pub mod upstreams;
+pub mod webhooks;

@@ -86,6 +86,7 @@ pub use metrics::store::TimedStore;
 pub use metrics::Metrics;
 pub use request_context::{RequestContext, REQUEST_ID};
 pub use run::inflight::{self, Inflight};
+pub use run::notify::ResponseNotifier;
 pub use state::{AppState, McpDirectory};
 
 /// The routes of the table above, behind the `guard/` layers.

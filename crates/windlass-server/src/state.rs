@@ -13,6 +13,7 @@ use crate::lifecycle::Lifecycle;
 use crate::metrics::Metrics;
 use crate::run::background::Background;
 use crate::run::inflight::Inflight;
+use crate::run::notify::ResponseNotifier;
 
 /// Where the view of `GET /v1/mcp/servers` comes from; the binary plugs its
 /// MCP adapter in. The entries are wire JSON: label, transport, state, last
@@ -50,6 +51,8 @@ pub struct AppState {
     /// Stored prompt templates (`/v1/prompts`, `prompt` on create);
     /// `None`: both are refused.
     pub prompts: Option<Arc<dyn PromptStore>>,
+    /// Told when a background response ends (completion webhooks).
+    pub notifier: Option<Arc<dyn ResponseNotifier>>,
 }
 
 impl AppState {
@@ -69,6 +72,7 @@ impl AppState {
             quota: Arc::new(InProcessQuota::new()),
             lifecycle: Lifecycle::default(),
             prompts: None,
+            notifier: None,
         }
     }
 
@@ -108,6 +112,12 @@ impl AppState {
     /// Enables the prompts API and `prompt` on create, kept in `store`.
     pub fn with_prompts(mut self, store: Arc<dyn PromptStore>) -> Self {
         self.prompts = Some(store);
+        self
+    }
+
+    /// Tells `notifier` about every background response that ends.
+    pub fn with_notifier(mut self, notifier: Arc<dyn ResponseNotifier>) -> Self {
+        self.notifier = Some(notifier);
         self
     }
 

@@ -18,6 +18,7 @@ pub(crate) mod in_place;
 pub mod inflight;
 pub(crate) mod launch;
 pub mod log;
+pub mod notify;
 pub(crate) mod recover;
 pub(crate) mod remote;
 pub mod resume;

@@ -74,8 +74,9 @@ impl Job {
         if permit.is_some() {
             self.mark_running(launch.response()).await;
         }
-        launch.run(&mut LogSink(self.log.clone())).await;
+        let outcome = launch.run(&mut LogSink(self.log.clone())).await;
         drop(permit);
+        super::notify::ended(self.app.notifier.as_ref(), &self.tenant, outcome.response);
     }
 
     /// `queued` -> `in_progress`, in this process and in the live row.
