@@ -22,4 +22,5 @@ pub mod notify;
 pub(crate) mod recover;
 pub(crate) mod remote;
 pub mod resume;
+pub(crate) mod warmup;
 pub(crate) mod worker;

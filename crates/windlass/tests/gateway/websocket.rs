@@ -397,3 +397,56 @@ async fn a_socket_works_in_its_keys_tenant_only() {
     assert_eq!(final_response(&again)["status"], "completed");
     assert_eq!(gw.upstream.requests().len(), 2);
 }
+
+/// `generate: false` (Codex's warm-up): prepared, the model not called,
+/// and the next `response.create` continuing it runs with its input.
+#[tokio::test]
+async fn generate_false_prepares_without_the_model_and_the_next_create_uses_it() {
+    let gw = Gateway::start().await;
+    let mut ws = open(&gw, None).await;
+    for store in [false, true] {
+        gw.upstream.clear_requests();
+        let warm = turn(
+            &mut ws,
+            json!({"type": "response.create", "model": "m", "store": store, "generate": false,
+                   "instructions": "Be brief.",
+                   "input": [{"type": "message", "role": "user", "content": "remember: teal"}]}),
+        )
+        .await;
+        let kinds: Vec<&str> = warm
+            .iter()
+            .map(|e| e["type"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            kinds,
+            ["response.created", "response.completed"],
+            "{warm:?}"
+        );
+        let warm_response = final_response(&warm);
+        assert_eq!(warm_response["output"], json!([]));
+        assert!(gw.upstream.requests().is_empty(), "the model was called");
+
+        gw.upstream.push(Reply::text("teal"));
+        let events = turn(
+            &mut ws,
+            json!({"type": "response.create", "model": "m", "store": store,
+                   "previous_response_id": warm_response["id"],
+                   "input": [{"type": "message", "role": "user", "content": "which colour?"}]}),
+        )
+        .await;
+        assert_eq!(final_response(&events)["status"], "completed", "{events:?}");
+        let sent = gw.upstream.last_request().expect("called");
+        assert_eq!(
+            user_texts(&sent),
+            ["remember: teal", "which colour?"],
+            "{sent}"
+        );
+    }
+    // A bad value is refused by name.
+    let err = turn(
+        &mut ws,
+        json!({"type": "response.create", "model": "m", "input": "x", "generate": "no"}),
+    )
+    .await;
+    assert_eq!(err[0]["error"]["param"], "generate", "{err:?}");
+}
