@@ -137,7 +137,9 @@ impl<'de> Deserialize<'de> for Input {
     }
 }
 
+/// Unknown keys are refused, as in [`TextParam`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StreamOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_obfuscation: Option<bool>,
