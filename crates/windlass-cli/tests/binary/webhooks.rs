@@ -16,11 +16,14 @@ use windlass_testkit::{FakeUpstream, Reply};
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
+/// One delivery as received: its headers and body.
+type Delivery = (HeaderMap, Vec<u8>);
+
 #[derive(Clone, Default)]
-struct Received(Arc<Mutex<Vec<(HeaderMap, Vec<u8>)>>>);
+struct Received(Arc<Mutex<Vec<Delivery>>>);
 
 impl Received {
-    fn all(&self) -> Vec<(HeaderMap, Vec<u8>)> {
+    fn all(&self) -> Vec<Delivery> {
         self.0.lock().unwrap().clone()
     }
 }
