@@ -47,9 +47,8 @@ pub(crate) enum PartKind {
 #[derive(Default)]
 pub(crate) struct Open {
     pub reasoning: Option<usize>,
-    /// The open summary part of the open reasoning item (the upstream's
-    /// `summary_index`, and its position in the item's `summary`).
-    pub summary: Option<(u32, usize)>,
+    /// The open summary part of the open reasoning item.
+    pub summary: summary::OpenPart,
     pub message: Option<(usize, Option<(usize, PartKind)>)>,
     /// Upstream tool-call index -> output index.
     pub calls: BTreeMap<u32, usize>,
@@ -80,7 +79,10 @@ pub(crate) async fn run_turn(
                 ModelEvent::ReasoningSummaryDelta {
                     summary_index,
                     delta,
-                } => summary::summary_delta(out, &mut open, summary_index, delta).await,
+                } => {
+                    let idx = open_reasoning(out, &mut open).await;
+                    summary::summary_delta(out, &mut open.summary, idx, summary_index, delta).await
+                }
                 ModelEvent::TextDelta(d) => {
                     text_delta(out, &mut open, d, PartKind::Text, Vec::new()).await
                 }
@@ -332,7 +334,7 @@ pub(crate) async fn close_reasoning(out: &mut Emitter<'_>, open: &mut Open, stat
     let Some(idx) = open.reasoning else {
         return;
     };
-    summary::close_summary(out, open, idx).await;
+    summary::close_summary(out, &mut open.summary, idx).await;
     open.reasoning = None;
     let mut text = None;
     if let Item::Reasoning(r) = out.item_mut(idx) {
