@@ -84,6 +84,11 @@ def test_stream_obfuscation_is_on_by_default_and_off_when_asked(client, fake):
     deltas = [e for e in events if e.type == "response.output_text.delta"]
     assert deltas and all(getattr(e, "obfuscation", None) is None for e in deltas)
     assert events[-1].response.output_text == "Hello there, plain world."
+    # A background stream (followed from its log) is padded the same way.
+    fake.script({"text": "Hello from the background."})
+    events = list(client.responses.create(model="m", input="hi", stream=True, background=True))
+    deltas = [e for e in events if e.type == "response.output_text.delta"]
+    assert deltas and all(isinstance(getattr(e, "obfuscation", None), str) for e in deltas)
 
 
 def test_truncation_auto_lets_a_conversation_longer_than_the_context_complete(small_client, fake):

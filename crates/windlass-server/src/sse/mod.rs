@@ -13,7 +13,7 @@
 //! writes SSE comment keep-alives (see `keepalive.rs`).
 
 pub(crate) mod keepalive;
-mod obfuscate;
+pub(crate) mod obfuscate;
 
 use std::future::Future;
 use std::pin::Pin;

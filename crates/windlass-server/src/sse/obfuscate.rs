@@ -20,6 +20,19 @@ pub(super) fn pad(buf: &mut BytesMut, json: usize, kind: &str) {
     buf.extend_from_slice(b"\"}");
 }
 
+/// The same for an event serialized on its own (a background run's log,
+/// whose events reach clients when they attach).
+pub(crate) fn pad_json(json: &mut String, kind: &str) {
+    if !is_delta_event(kind) || !json.ends_with('}') {
+        return;
+    }
+    let len = json.len();
+    json.pop();
+    json.push_str(",\"obfuscation\":\"");
+    json.push_str(&padding(len));
+    json.push_str("\"}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +56,9 @@ mod tests {
         assert!(!pad.is_empty() && pad.chars().all(|c| c.is_ascii_alphanumeric()));
         let done = padded("response.completed", r#"{"type":"response.completed"}"#);
         assert!(done.get("obfuscation").is_none());
+        let mut json = r#"{"type":"response.output_text.delta","delta":"Hi"}"#.to_owned();
+        pad_json(&mut json, "response.output_text.delta");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+        assert!(v["obfuscation"].as_str().is_some_and(|p| !p.is_empty()));
     }
 }
