@@ -33,6 +33,7 @@ pub mod tooling;
 pub mod trace;
 mod turn;
 pub mod upstream;
+mod warmup;
 
 pub use compaction::{CompactError, COMPACTION_PROMPT};
 pub use config::*;

@@ -177,11 +177,11 @@ impl Session {
             }
         };
         if let Some((previous, input)) = warm_input {
-            let open = warmup::announce(&prepared, &mut WsSink { tx })
-                .await
-                .is_ok();
-            self.warm = Some(Warm::of(&prepared, previous, input));
-            return open;
+            // The charge is dropped: no model call, nothing to count.
+            drop(charge);
+            let sink = &mut WsSink { tx };
+            self.warm = warmup::warm(&self.app, prepared, previous, input, sink).await;
+            return true;
         }
         let context = (!prepared.store()).then(|| prepared.context());
         let launch = Launch::register(&self.app, prepared, started, Keep::Nothing, Some(charge));
