@@ -3,7 +3,7 @@
 //! conversation, the input, the tools), counted by the upstream's own
 //! tokenizer where it has one, else estimated and marked as such.
 
-use windlass_protocol::{CreateResponseRequest, Input};
+use windlass_protocol::{CreateResponseRequest, Input, Truncation};
 
 use crate::engine::Engine;
 use crate::error::{EngineError, RunFailure};
@@ -43,9 +43,17 @@ impl Engine {
         if req.input.is_none() {
             req.input = Some(Input::Items(Vec::new()));
         }
+        let truncate = req.truncation == Some(Truncation::Auto);
         let prepared = self.prepare(ctx, req).await?;
-        let request = crate::upstream::model_request(&prepared, &[], 0, false, None);
-        count_or_estimate(self.inner.provider.as_ref(), &request)
+        let provider = self.inner.provider.as_ref();
+        let mut request = crate::upstream::model_request(&prepared, &[], 0, false, None);
+        // Counted as it would be sent: after the oldest-first cut.
+        if truncate {
+            request = crate::context_fit::truncated(provider, request)
+                .await
+                .map_err(CountError::Failed)?;
+        }
+        count_or_estimate(provider, &request)
             .await
             .map_err(|e| CountError::Failed(RunFailure::from_provider(&e)))
     }

@@ -78,6 +78,22 @@ pub(crate) async fn fitted_request(
     }
 }
 
+/// `request` as `truncation: "auto"` would send it (the same cut as a
+/// turn makes), for counting.
+pub(crate) async fn truncated(
+    provider: &dyn ModelProvider,
+    request: ModelRequest,
+) -> Result<ModelRequest, RunFailure> {
+    let to_failure = |e: Ending| match e {
+        Ending::Failed(f) => f,
+        _ => RunFailure::new(FailureKind::Internal, "counting was interrupted"),
+    };
+    match budget(provider, &request).await.map_err(to_failure)? {
+        Some(budget) => fit(provider, request, budget).await.map_err(to_failure),
+        None => Ok(request),
+    }
+}
+
 /// Input tokens the next turn may take, when the context length is known.
 async fn budget(
     provider: &dyn ModelProvider,

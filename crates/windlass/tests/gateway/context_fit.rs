@@ -232,3 +232,24 @@ async fn input_tokens_counts_the_whole_input_without_calling_the_model() {
     let (status, _) = gw.get_json("/v1/responses/input_tokens").await;
     assert_ne!(status, 200);
 }
+
+#[tokio::test]
+async fn input_tokens_counts_what_truncation_would_send() {
+    let gw = gateway(400).await;
+    let body = |truncation: &str| json!({"model": "m", "input": long_conversation(10), "truncation": truncation});
+    let (status, whole) = gw
+        .post_json("/v1/responses/input_tokens", &body("disabled"))
+        .await;
+    assert_eq!(status, 200, "{whole}");
+    let (status, cut) = gw
+        .post_json("/v1/responses/input_tokens", &body("auto"))
+        .await;
+    assert_eq!(status, 200, "{cut}");
+    let (whole, cut) = (
+        whole["input_tokens"].as_u64().expect("count"),
+        cut["input_tokens"].as_u64().expect("count"),
+    );
+    assert!(whole > 400, "{whole}");
+    assert!(cut <= 350, "{cut}");
+    assert!(gw.upstream.requests().is_empty());
+}
