@@ -89,6 +89,9 @@ pub struct FileConfig {
     /// Trace export over OTLP/HTTP (off unless an endpoint is set).
     #[serde(default)]
     pub otlp: OtlpFile,
+    /// Signed webhooks when background responses end (off unless a url is set).
+    #[serde(default)]
+    pub webhooks: crate::webhooks::WebhooksFile,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -101,6 +104,10 @@ pub struct UpstreamFile {
     pub first_byte_timeout_ms: Option<u64>,
     pub idle_timeout_ms: Option<u64>,
     pub max_retries: Option<u32>,
+    /// How the upstream counts input tokens (see `[[upstreams]]`).
+    pub tokenize: Option<crate::upstreams::TokenizeArg>,
+    /// The models' context length in tokens, when the upstream does not say.
+    pub context_length: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -151,6 +158,8 @@ pub struct Settings {
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
+    /// `[webhooks]` (resolved by `serve`, which reads the secret).
+    pub webhooks: crate::webhooks::WebhooksFile,
     /// Where traces are exported; `None`: not exported.
     pub otlp: Option<OtlpSettings>,
 }
@@ -266,6 +275,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
                 up.idle_timeout_ms,
                 up.max_retries,
             );
+            crate::upstreams::apply_tokens(&mut provider, up.tokenize, up.context_length);
             vec![crate::upstreams::single(provider)]
         }
         None if !file.upstreams.is_empty() => file
@@ -353,6 +363,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         mcp,
         builtins: file.builtins,
         governance: file.governance,
+        webhooks: file.webhooks,
         otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
     })
 }

@@ -21,3 +21,4 @@ pub mod serve;
 pub mod store_open;
 mod trace_text;
 pub mod upstreams;
+pub mod webhooks;

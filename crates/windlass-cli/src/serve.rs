@@ -35,6 +35,8 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Otlp(#[from] OtlpError),
+    #[error(transparent)]
+    Webhooks(#[from] crate::webhooks::WebhooksError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -92,6 +94,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     windlass_providers::install_crypto_provider();
     let upstream = describe(&settings.upstreams);
     let provider = build_router(&settings.upstreams).map_err(ConfigError::from)?;
+    let notifier = crate::webhooks::notifier(&settings.webhooks)?;
     let metrics = Metrics::from_config(&settings.server.metrics);
     let opened = open_store(&settings.db, &settings.store, &settings.pg).await?;
     if let Some(days) = settings.retention_days {
@@ -113,10 +116,14 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let mut state = AppState::new(engine, settings.server)
         .with_mcp(Arc::new(McpView(mcp.clone())))
         .with_runs(opened.runs)
+        .with_prompts(opened.prompts)
         .with_cancel_bus(opened.cancel_bus)
         .with_metrics(metrics);
     if let Some(quota) = opened.quota {
         state = state.with_quota(quota);
+    }
+    if let Some(notifier) = notifier {
+        state = state.with_notifier(notifier);
     }
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await

@@ -240,13 +240,19 @@ impl Driver<'_, '_> {
         span: &Span,
         cancel: &CancellationToken,
     ) -> Result<Result<TurnOutcome, TurnError>, Ending> {
-        let request = crate::upstream::model_request(
-            &self.run,
-            &self.out.response.output,
-            turn,
-            self.run.stream(),
-            self.verify_at,
-        );
+        let (run, verify_at) = (&self.run, self.verify_at);
+        let build = |output: &[Item]| {
+            crate::upstream::model_request(run, output, turn, run.stream(), verify_at)
+        };
+        let request = crate::context_fit::fitted_request(
+            self.inner,
+            run,
+            &mut self.out,
+            &mut self.usage,
+            build,
+            cancel,
+        )
+        .await?;
         let stream = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(Ending::Cancelled),

@@ -65,6 +65,9 @@ pub enum FailureKind {
     UnsupportedForUpstream,
     /// A declared MCP server could not list its tools.
     McpListToolsFailed,
+    /// The transcript does not fit the model's context, even after what
+    /// `truncation: "auto"` / `context_management` may drop.
+    ContextLengthExceeded,
     /// The finished response could not be stored.
     Storage,
     Internal,
@@ -84,6 +87,7 @@ impl FailureKind {
             FailureKind::UpstreamProtocol => "upstream_protocol_error",
             FailureKind::UnsupportedForUpstream => "unsupported_for_upstream",
             FailureKind::McpListToolsFailed => "mcp_list_tools_failed",
+            FailureKind::ContextLengthExceeded => "context_length_exceeded",
             FailureKind::Storage => "storage_error",
             FailureKind::Internal => "internal_error",
         }
@@ -93,9 +97,9 @@ impl FailureKind {
     pub fn error_type(self) -> &'static str {
         match self {
             FailureKind::UpstreamRateLimited => "rate_limit_error",
-            FailureKind::UpstreamRejected | FailureKind::UnsupportedForUpstream => {
-                "invalid_request_error"
-            }
+            FailureKind::UpstreamRejected
+            | FailureKind::UnsupportedForUpstream
+            | FailureKind::ContextLengthExceeded => "invalid_request_error",
             _ => "server_error",
         }
     }

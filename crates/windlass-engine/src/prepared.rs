@@ -53,6 +53,16 @@ impl PreparedRun {
         self.request.stream == Some(true)
     }
 
+    /// Whether stream delta events get obfuscation padding
+    /// (`stream_options.include_obfuscation`, on unless turned off).
+    pub fn obfuscation(&self) -> bool {
+        self.request
+            .stream_options
+            .as_ref()
+            .and_then(|o| o.include_obfuscation)
+            .unwrap_or(true)
+    }
+
     pub fn store(&self) -> bool {
         self.response.store
     }

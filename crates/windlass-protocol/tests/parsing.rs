@@ -496,7 +496,7 @@ fn unknown_request_fields_land_in_extra() {
         "model": "m",
         "input": "hi",
         "future_field": "conv_1",
-        "prompt": {"id": "p"},
+        "moderation": {"type": "auto"},
         "temperature": 0.5
     }))
     .unwrap();
@@ -504,14 +504,14 @@ fn unknown_request_fields_land_in_extra() {
     assert_eq!(req.temperature, Some(0.5));
     assert_eq!(req.extra.len(), 2, "extra = {:?}", req.extra);
     assert_eq!(req.extra["future_field"], json!("conv_1"));
-    assert_eq!(req.extra["prompt"], json!({"id": "p"}));
+    assert_eq!(req.extra["moderation"], json!({"type": "auto"}));
     // Known fields never land in extra.
     assert!(!req.extra.contains_key("model"));
     assert!(!req.extra.contains_key("temperature"));
     // And extra fields are re-serialized at the top level.
     let back = serde_json::to_value(&req).unwrap();
     assert_eq!(back["future_field"], json!("conv_1"));
-    assert_eq!(back["prompt"], json!({"id": "p"}));
+    assert_eq!(back["moderation"], json!({"type": "auto"}));
 }
 
 #[test]

@@ -718,6 +718,8 @@ fn create_request() -> impl Strategy<Value = CreateResponseRequest> {
             allowed_tools,
             client_metadata: None,
             conversation: None,
+            context_management: None,
+            prompt: None,
             extra,
         },
     )
@@ -876,6 +878,7 @@ fn response() -> BoxedStrategy<ResponseResource> {
                 allowed_tools,
                 user,
                 conversation,
+                prompt: None,
             },
         )
         .boxed()

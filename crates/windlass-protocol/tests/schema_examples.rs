@@ -990,6 +990,7 @@ fn sample_response() -> ResponseResource {
         allowed_tools: None,
         user: None,
         conversation: None,
+        prompt: None,
     }
 }
 

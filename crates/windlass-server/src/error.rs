@@ -130,9 +130,9 @@ fn failure_status(kind: FailureKind) -> StatusCode {
     match kind {
         FailureKind::UpstreamTimeout => StatusCode::GATEWAY_TIMEOUT,
         FailureKind::UpstreamRateLimited => StatusCode::TOO_MANY_REQUESTS,
-        FailureKind::UpstreamRejected | FailureKind::UnsupportedForUpstream => {
-            StatusCode::BAD_REQUEST
-        }
+        FailureKind::UpstreamRejected
+        | FailureKind::UnsupportedForUpstream
+        | FailureKind::ContextLengthExceeded => StatusCode::BAD_REQUEST,
         // Like OpenAI: an MCP server that cannot list its tools.
         FailureKind::McpListToolsFailed => StatusCode::FAILED_DEPENDENCY,
         FailureKind::Storage | FailureKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,

@@ -9,7 +9,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use windlass_engine::{ClientToolsStatus, EngineError, PreparedRun, RunContext};
-use windlass_protocol::{CreateResponseRequest, Item, Tool};
+use windlass_protocol::{CreateResponseRequest, Item, PromptParam, Tool};
 
 use crate::client_tools_status;
 use crate::error::ApiError;
@@ -36,10 +36,11 @@ pub(crate) async fn prepare(
     app: &AppState,
     key: Option<&AuthedKey>,
     header_status: Option<ClientToolsStatus>,
-    req: CreateResponseRequest,
+    mut req: CreateResponseRequest,
     known: Option<Vec<Item>>,
 ) -> Result<Admitted, ApiError> {
     let tenant = Tenant::of(key);
+    let prompt = crate::prompting::resolve(app, tenant.as_str(), &mut req).await?;
     // Before anything runs: a refused request costs nothing upstream.
     let charge = quota_gate::admit(app, key, tenant.as_str()).await?;
     consistency::previous_not_running(app, tenant.as_str(), &req)?;
@@ -52,13 +53,14 @@ pub(crate) async fn prepare(
     let principal = key.map(|k| k.name.clone());
     // What a restarted server needs to start a queued background run again.
     let resume = match req.background {
-        Some(true) => ResumeBlob::of(&req, principal.as_deref(), status),
+        Some(true) => ResumeBlob::of(&req, principal.as_deref(), status, prompt.as_ref()),
         _ => None,
     };
     let ctx = RunContext::for_tenant(tenant.as_str())
         .principal(principal)
         .client_tools_status(status)
-        .known_context(known);
+        .known_context(known)
+        .prompt(prompt);
     let prepared = app.engine.prepare(ctx, req).await?;
     Ok(Admitted {
         prepared,
@@ -75,6 +77,9 @@ pub(crate) struct ResumeBlob {
     pub request: CreateResponseRequest,
     pub principal: Option<String>,
     pub requires_action: bool,
+    /// The stored prompt the request was resolved from (echoed again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PromptParam>,
 }
 
 impl ResumeBlob {
@@ -83,6 +88,7 @@ impl ResumeBlob {
         req: &CreateResponseRequest,
         principal: Option<&str>,
         status: ClientToolsStatus,
+        prompt: Option<&PromptParam>,
     ) -> Option<String> {
         let secret = req.tools.iter().flatten().any(|t| match t {
             Tool::Mcp(m) => m.headers.is_some() || m.authorization.is_some(),
@@ -95,6 +101,7 @@ impl ResumeBlob {
             request: req.clone(),
             principal: principal.map(str::to_owned),
             requires_action: status == ClientToolsStatus::RequiresAction,
+            prompt: prompt.cloned(),
         };
         serde_json::to_string(&blob).ok()
     }
@@ -112,7 +119,8 @@ pub(crate) async fn prepare_resumed(
 ) -> Result<PreparedRun, EngineError> {
     let mut ctx = RunContext::for_tenant(tenant)
         .principal(blob.principal)
-        .identity(id, created_at);
+        .identity(id, created_at)
+        .prompt(blob.prompt);
     if blob.requires_action {
         ctx = ctx.client_tools_status(ClientToolsStatus::RequiresAction);
     }

@@ -10,6 +10,8 @@
 //! | `POST /v1/responses` (JSON, SSE, `background`) | `create.rs` | `responses:write` |
 //! | `GET /v1/responses` (WebSocket upgrade) | `ws.rs` | `responses:write` |
 //! | `POST /v1/responses/compact` | `compact.rs` | `responses:write` |
+//! | `POST /v1/responses/input_tokens` | `input_tokens.rs` | `responses:write` |
+//! | `POST`/`GET /v1/prompts`, `GET`/`DELETE /v1/prompts/{id}`, `POST`/`GET …/versions`, `GET …/versions/{version}` | `prompts.rs` | `responses:*` |
 //! | `GET /v1/responses/{id}` (`?stream=true` resumes the stream) | `responses.rs` | `responses:read` |
 //! | `DELETE /v1/responses/{id}` | `responses.rs` | `responses:write` |
 //! | `GET /v1/responses/{id}/input_items` | `responses.rs` | `responses:read` |
@@ -57,6 +59,7 @@ pub mod lifecycle;
 mod listen;
 pub mod logging;
 pub mod metrics;
+mod prompting;
 pub mod request_context;
 pub mod run;
 pub mod sse;
@@ -70,7 +73,9 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio_util::sync::CancellationToken;
 
-use http::{compact, conversations, create, fallback, mcp, meta, responses, ws};
+use http::{
+    compact, conversations, create, fallback, input_tokens, mcp, meta, prompts, responses, ws,
+};
 
 pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -84,6 +89,7 @@ pub use metrics::store::TimedStore;
 pub use metrics::Metrics;
 pub use request_context::{RequestContext, REQUEST_ID};
 pub use run::inflight::{self, Inflight};
+pub use run::notify::ResponseNotifier;
 pub use state::{AppState, McpDirectory};
 
 /// The routes of the table above, behind the `guard/` layers.
@@ -91,6 +97,14 @@ pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/responses", post(create::create_response).get(ws::upgrade))
         .route("/responses/compact", post(compact::compact_response))
+        .route("/responses/input_tokens", post(input_tokens::count))
+        .route("/prompts", post(prompts::create).get(prompts::list))
+        .route("/prompts/{id}", get(prompts::get).delete(prompts::delete))
+        .route(
+            "/prompts/{id}/versions",
+            post(prompts::add_version).get(prompts::versions),
+        )
+        .route("/prompts/{id}/versions/{version}", get(prompts::version))
         .route(
             "/responses/{id}",
             get(responses::get_response).delete(responses::delete_response),

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use windlass_engine::{CancelBus, Engine, LocalCancelBus, QuotaCounter, RunStore};
+use windlass_engine::{CancelBus, Engine, LocalCancelBus, PromptStore, QuotaCounter, RunStore};
 
 use crate::config::ServerConfig;
 use crate::guard::keys::{KeyError, KeyRing};
@@ -13,6 +13,7 @@ use crate::lifecycle::Lifecycle;
 use crate::metrics::Metrics;
 use crate::run::background::Background;
 use crate::run::inflight::Inflight;
+use crate::run::notify::ResponseNotifier;
 
 /// Where the view of `GET /v1/mcp/servers` comes from; the binary plugs its
 /// MCP adapter in. The entries are wire JSON: label, transport, state, last
@@ -47,6 +48,11 @@ pub struct AppState {
     pub quota: Arc<dyn QuotaCounter>,
     /// Draining after a shutdown signal: not ready, new requests refused.
     pub lifecycle: Lifecycle,
+    /// Stored prompt templates (`/v1/prompts`, `prompt` on create);
+    /// `None`: both are refused.
+    pub prompts: Option<Arc<dyn PromptStore>>,
+    /// Told when a background response ends (completion webhooks).
+    pub notifier: Option<Arc<dyn ResponseNotifier>>,
 }
 
 impl AppState {
@@ -65,6 +71,8 @@ impl AppState {
             background,
             quota: Arc::new(InProcessQuota::new()),
             lifecycle: Lifecycle::default(),
+            prompts: None,
+            notifier: None,
         }
     }
 
@@ -98,6 +106,18 @@ impl AppState {
     /// engine's, so a final save replaces the live row).
     pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
         self.runs = Some(runs);
+        self
+    }
+
+    /// Enables the prompts API and `prompt` on create, kept in `store`.
+    pub fn with_prompts(mut self, store: Arc<dyn PromptStore>) -> Self {
+        self.prompts = Some(store);
+        self
+    }
+
+    /// Tells `notifier` about every background response that ends.
+    pub fn with_notifier(mut self, notifier: Arc<dyn ResponseNotifier>) -> Self {
+        self.notifier = Some(notifier);
         self
     }
 

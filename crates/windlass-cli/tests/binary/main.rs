@@ -13,3 +13,4 @@ mod retention;
 mod run_builtins;
 mod run_cli;
 mod serve_drain;
+mod webhooks;

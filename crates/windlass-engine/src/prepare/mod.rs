@@ -51,6 +51,7 @@ impl Engine {
             client_tools_status,
             known,
             identity,
+            prompt,
         } = ctx;
         let conversation = req.conversation.as_ref().map(|c| c.id().to_owned());
         let history = history::load(inner, &tenant, &req, conversation.as_deref(), known).await?;
@@ -66,8 +67,10 @@ impl Engine {
         } else {
             inner.config.loop_mode
         };
+        let mut response = skeleton::skeleton(&req, model, identity);
+        response.prompt = prompt;
         Ok(PreparedRun {
-            response: skeleton::skeleton(&req, model, identity),
+            response,
             request: req,
             history,
             input,

@@ -65,10 +65,12 @@ fn stream(
         .store()
         .then(|| EventLog::new(prepared.tenant(), prepared.id(), false));
     let keep = log.clone().map_or(Keep::Nothing, Keep::Stream);
+    let obfuscation = prepared.obfuscation();
     let launch = Launch::register(app, prepared, started, keep, Some(charge));
     let cancel = launch.cancel_token().clone();
     let limit = app.config.sse_buffer_bytes;
-    let body = SseBody::recording(limit, cancel, log, |mut sink| {
+    let body = SseBody::recording(limit, cancel, log, move |mut sink| {
+        sink.obfuscation(obfuscation);
         async move {
             // Charged before `[DONE]`: the client's next request sees it.
             launch.run(&mut sink).await;

@@ -10,6 +10,10 @@
 //! so the next message can continue it with `previous_response_id`; a
 //! failed continuation forgets it. Closing the socket cancels the running
 //! response, which still ends `cancelled` and stored.
+//!
+//! `generate: false` prepares a request without calling the model (Codex's
+//! warm-up); the next message continuing it runs with its input (see
+//! `run/warmup.rs`).
 
 use std::collections::VecDeque;
 
@@ -31,6 +35,7 @@ use crate::error::ApiError;
 use crate::guard::keys::AuthedKey;
 use crate::intake::{parse_json, parse_request, prepare, Admitted};
 use crate::run::launch::{Keep, Launch};
+use crate::run::warmup::{self, Warm};
 use crate::state::AppState;
 
 /// Fields of the HTTP create that a WebSocket `response.create` must not carry.
@@ -54,6 +59,7 @@ pub async fn upgrade(
         key: key.map(|Extension(k)| k),
         header_status,
         kept: None,
+        warm: None,
     };
     Ok(upgrade
         .0
@@ -93,6 +99,8 @@ struct Session {
     key: Option<AuthedKey>,
     header_status: Option<ClientToolsStatus>,
     kept: Option<Kept>,
+    /// The latest `generate: false` request (see `run/warmup.rs`).
+    warm: Option<Warm>,
 }
 
 type Tx = SplitSink<WebSocket, Message>;
@@ -146,10 +154,16 @@ impl Session {
         queued: &mut VecDeque<Vec<u8>>,
     ) -> bool {
         let started = std::time::Instant::now();
-        let req = match self.admit(bytes) {
-            Ok(req) => req,
+        let (mut req, generate) = match self.admit(bytes) {
+            Ok(admitted) => admitted,
             Err(e) => return send_error(tx, e).await,
         };
+        if let Some(warm) = self.warm.take() {
+            if req.previous_response_id.as_deref() == Some(warm.id.as_str()) {
+                warm.apply(&mut req);
+            }
+        }
+        let warm_input = (!generate).then(|| (req.previous_response_id.clone(), req.input.clone()));
         let previous = req.previous_response_id.clone();
         let known = self.known_context(previous.as_deref());
         let admitted = prepare(&self.app, self.key.as_ref(), self.header_status, req, known);
@@ -162,6 +176,13 @@ impl Session {
                 return send_error(tx, e).await;
             }
         };
+        if let Some((previous, input)) = warm_input {
+            // The charge is dropped: no model call, nothing to count.
+            drop(charge);
+            let sink = &mut WsSink { tx };
+            self.warm = warmup::warm(&self.app, prepared, previous, input, sink).await;
+            return true;
+        }
         let context = (!prepared.store()).then(|| prepared.context());
         let launch = Launch::register(&self.app, prepared, started, Keep::Nothing, Some(charge));
         let (outcome, open) = run_reading(launch, tx, rx, queued).await;
@@ -196,7 +217,8 @@ impl Session {
     }
 
     /// Parses and checks one message; nothing runs when it is refused.
-    fn admit(&self, bytes: &[u8]) -> Result<CreateResponseRequest, ApiError> {
+    /// The flag is `generate` (false: prepare only, see `run/warmup.rs`).
+    fn admit(&self, bytes: &[u8]) -> Result<(CreateResponseRequest, bool), ApiError> {
         if let Err(v) = crate::guard::limits::check(bytes, &self.app.config.limits) {
             return Err(ApiError::invalid(v.message).param(v.param).code(v.code));
         }
@@ -228,11 +250,20 @@ impl Session {
             )
             .code("server_overloaded"));
         }
+        let generate = match map.remove("generate") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => b,
+            Some(_) => {
+                return Err(ApiError::invalid("'generate' must be a boolean.")
+                    .param("generate")
+                    .code("invalid_type"))
+            }
+        };
         let body = serde_json::to_vec(&map).map_err(|e| ApiError::internal(e.to_string()))?;
         let mut req = parse_request(&body)?;
         // Every WebSocket response streams: the upstream call streams too.
         req.stream = Some(true);
-        Ok(req)
+        Ok((req, generate))
     }
 
     /// The kept context when `previous` names this connection's unstored response.

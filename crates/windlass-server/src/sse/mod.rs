@@ -13,6 +13,7 @@
 //! writes SSE comment keep-alives (see `keepalive.rs`).
 
 pub(crate) mod keepalive;
+pub(crate) mod obfuscate;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -59,9 +60,18 @@ pub struct SseSink {
     limit: usize,
     /// Keeps a copy of each event's JSON for stream resume.
     log: Option<Arc<EventLog>>,
+    /// Pads delta events (`stream_options.include_obfuscation`, see
+    /// `obfuscate.rs`).
+    obfuscate: bool,
 }
 
 impl SseSink {
+    /// Turns the padding of delta events on or off (on by default, as
+    /// OpenAI's streams).
+    pub fn obfuscation(&mut self, on: bool) {
+        self.obfuscate = on;
+    }
+
     /// Appends the `[DONE]` sentinel that ends an OpenAI-style stream.
     pub fn done(&self) {
         lock(&self.outbox).buf.extend_from_slice(DONE);
@@ -69,7 +79,7 @@ impl SseSink {
 }
 
 /// Writes one frame at the end of `buf`; returns where its JSON starts.
-fn frame_into(buf: &mut BytesMut, event: &StreamEvent) -> Option<usize> {
+fn frame_into(buf: &mut BytesMut, event: &StreamEvent, obfuscate: bool) -> Option<usize> {
     let kind = event.event_type();
     let start = buf.len();
     buf.extend_from_slice(b"event: ");
@@ -82,6 +92,9 @@ fn frame_into(buf: &mut BytesMut, event: &StreamEvent) -> Option<usize> {
         tracing::error!(event = kind, error = %e, "cannot serialize a stream event");
         buf.truncate(start);
         return None;
+    }
+    if obfuscate {
+        obfuscate::pad(buf, json, kind);
     }
     buf.extend_from_slice(b"\n\n");
     Some(json)
@@ -122,7 +135,7 @@ impl EventSink for SseSink {
                 return Poll::Pending;
             }
             if let Some(event) = event.take() {
-                let json = frame_into(&mut outbox.buf, &event);
+                let json = frame_into(&mut outbox.buf, &event, self.obfuscate);
                 if let (Some(log), Some(at)) = (&self.log, json) {
                     // The JSON just framed, without the closing blank line.
                     let bytes = &outbox.buf[at..outbox.buf.len() - 2];
@@ -174,6 +187,7 @@ impl SseBody {
             outbox: outbox.clone(),
             limit: limit.max(1),
             log: log.clone(),
+            obfuscate: true,
         };
         SseBody {
             run: InPlace::new(start(sink), cancel),

@@ -5,11 +5,13 @@
 
 mod background;
 mod compact;
+mod context_fit;
 mod conversations;
 mod errors;
 mod hardening;
 mod kinds_support;
 mod meta;
+mod prompts;
 mod resume_keepalive;
 mod smoke;
 mod sse_keepalive;

@@ -5,4 +5,5 @@
 mod bg;
 mod http;
 mod mcp;
+mod prompts;
 mod quotas;
