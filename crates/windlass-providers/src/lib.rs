@@ -34,7 +34,7 @@ mod wire;
 pub use anthropic::AnthropicWire;
 pub use chat::ChatWire;
 pub use codec::{EventDecoder, WireCodec};
-pub use config::{ChatProviderConfig, MaxTokensField};
+pub use config::{ChatProviderConfig, MaxTokensField, DEFAULT_UPSTREAM_TIMEOUT};
 pub use glob::glob_match;
 pub use provider::{ChatCompletionsProvider, HttpProvider};
 pub use responses::ResponsesWire;

@@ -30,7 +30,7 @@ use windlass_protocol::{Item, ResponseResource};
 use self::checkpoint::{Checkpointer, WalBound};
 use self::conn::{ReaderPool, Readers, Writer};
 use self::save_thread::SaveThread;
-pub use self::save_thread::SAVE_THREAD_NAME;
+pub use self::save_thread::{SAVE_THREAD_NAME, SAVE_TIMING_TARGET};
 use crate::codec::backend;
 
 /// Reference sections, in transcript order.
@@ -63,6 +63,12 @@ pub struct SqliteOptions {
     /// How often, at most, database and WAL sizes are logged (while there
     /// are writes).
     pub size_log_interval: Duration,
+    /// WAL size past which a checkpoint copies it into the database
+    /// (checked after each commit; 0: after every commit, at most four
+    /// times a second). Checkpoints run off the write path, but the first
+    /// commit after one that copied the whole log starts the log over and
+    /// syncs its header: a rare checkpoint makes that wait rare.
+    pub checkpoint_bytes: u64,
     /// Saves are committed by one long-lived thread, and saves that queue
     /// while it commits share one commit (`save_thread.rs`, `group.rs`);
     /// off: one commit per save, each on a blocking-pool thread.
@@ -73,6 +79,7 @@ impl Default for SqliteOptions {
     fn default() -> Self {
         SqliteOptions {
             wal_limit_bytes: 64 * 1024 * 1024,
+            checkpoint_bytes: 16 * 1024 * 1024,
             size_log_interval: Duration::from_secs(60),
             group_commit: true,
         }
@@ -117,6 +124,9 @@ impl SqliteStore {
         };
         let limit = i64::try_from(options.wal_limit_bytes).unwrap_or(i64::MAX);
         let group_commit = options.group_commit;
+        // Past the limit a truncating checkpoint follows: the threshold is
+        // never above it.
+        let checkpoint_bytes = options.checkpoint_bytes.min(options.wal_limit_bytes);
         let path = path.to_owned();
         // Opening and migrating touch the file (and may wait for another
         // process's lock): off the runtime threads.
@@ -150,7 +160,11 @@ impl SqliteStore {
         .await
         .map_err(|e| StoreError::Backend(format!("opening the database: {e}")))??;
         let checkpoints = Checkpointer::start(checkpointer, bound.clone());
-        let writer = Arc::new(Mutex::new(Writer::open(writer, Some(checkpoints))?));
+        let writer = Arc::new(Mutex::new(Writer::open(
+            writer,
+            Some(checkpoints),
+            checkpoint_bytes,
+        )?));
         Ok(SqliteStore {
             saves: Saves::start(group_commit, &writer)?,
             writer,
@@ -167,7 +181,7 @@ impl SqliteStore {
         let mut conn = Connection::open_in_memory().map_err(backend)?;
         configure(&conn)?;
         migrate::migrate(&mut conn)?;
-        let writer = Arc::new(Mutex::new(Writer::open(conn, None)?));
+        let writer = Arc::new(Mutex::new(Writer::open(conn, None, 0)?));
         Ok(SqliteStore {
             saves: Saves::start(true, &writer)?,
             writer,
