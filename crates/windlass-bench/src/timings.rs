@@ -26,9 +26,22 @@ use crate::stats::Dist;
 pub struct Group {
     pub rows: u64,
     pub queued_us: u64,
+    /// Of `queued`: the thread runnable, waiting for a CPU, after its wake-up.
+    pub wake_runq_us: u64,
     pub lock_us: u64,
     pub commit_us: u64,
+    /// Of `commit`: on a CPU, and runnable but waiting for one; the rest
+    /// is blocked (disk, locks).
+    pub commit_cpu_us: u64,
+    pub commit_runq_us: u64,
     pub rewound: bool,
+}
+
+impl Group {
+    fn blocked_us(&self) -> u64 {
+        self.commit_us
+            .saturating_sub(self.commit_cpu_us + self.commit_runq_us)
+    }
 }
 
 /// One checkpoint pass.
@@ -69,6 +82,9 @@ impl Visit for Fields {
         match field.name() {
             "rows" => self.group.rows = v,
             "queued_us" => self.group.queued_us = v,
+            "wake_runq_us" => self.group.wake_runq_us = v,
+            "commit_cpu_us" => self.group.commit_cpu_us = v,
+            "commit_runq_us" => self.group.commit_runq_us = v,
             "lock_us" => self.group.lock_us = v,
             "commit_us" => self.group.commit_us = v,
             "checkpoint_us" => {
@@ -161,6 +177,17 @@ impl Recorded {
         let (slow_n, slow_rewound) =
             slow.fold((0, 0), |(n, r), g| (n + 1, r + u64::from(g.rewound)));
         let cp = Dist::of(self.checkpoints.iter().map(|c| ms(c.us)));
+        // Where the slow commits' time went, summed.
+        let slow: Vec<&Group> = self.groups.iter().filter(|g| g.commit_us >= 2000).collect();
+        let sum = |f: fn(&Group) -> u64| ms(slow.iter().map(|g| f(g)).sum());
+        let slow_total = sum(|g| g.commit_us);
+        let share = |v: f64| {
+            if slow_total > 0.0 {
+                100.0 * v / slow_total
+            } else {
+                0.0
+            }
+        };
         let nan0 = |v: f64| if v.is_finite() { v } else { 0.0 };
         vec![
             Row::value(
@@ -206,6 +233,30 @@ impl Recorded {
             ),
             Row::value(
                 scenario,
+                "save:   their time on a CPU",
+                "%",
+                share(sum(|g| g.commit_cpu_us)),
+            ),
+            Row::value(
+                scenario,
+                "save:   their time waiting for a CPU",
+                "%",
+                share(sum(|g| g.commit_runq_us)),
+            ),
+            Row::value(
+                scenario,
+                "save:   their time blocked (disk, locks)",
+                "%",
+                share(sum(Group::blocked_us)),
+            ),
+            Row::value(
+                scenario,
+                "save: wake-up wait for a CPU p99",
+                "ms",
+                Dist::of(self.groups.iter().map(|g| ms(g.wake_runq_us))).p99,
+            ),
+            Row::value(
+                scenario,
                 "save: checkpoints",
                 "count",
                 self.checkpoints.len() as f64,
@@ -219,6 +270,10 @@ impl Recorded {
             "groups": self.groups.len(),
             "queued_ms": Dist::of(self.groups.iter().map(|g| ms(g.queued_us))),
             "lock_ms": Dist::of(self.groups.iter().map(|g| ms(g.lock_us))),
+            "wake_runq_ms": Dist::of(self.groups.iter().map(|g| ms(g.wake_runq_us))),
+            "commit_cpu_ms": Dist::of(self.groups.iter().map(|g| ms(g.commit_cpu_us))),
+            "commit_runq_ms": Dist::of(self.groups.iter().map(|g| ms(g.commit_runq_us))),
+            "commit_blocked_ms": Dist::of(self.groups.iter().map(|g| ms(g.blocked_us()))),
             "commit_ms": self.commits(|_| true),
             "commit_rewound_ms": self.commits(|g| g.rewound),
             "commit_other_ms": self.commits(|g| !g.rewound),

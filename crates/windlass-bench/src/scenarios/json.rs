@@ -73,7 +73,7 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         "json",
         s,
         s.concurrency,
-        s.duration,
+        s.tail_phase,
         direct.clone(),
         windlass,
     )

@@ -103,7 +103,15 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
     }
 
     crate::timings::reset();
-    let p = measure(bench, s, "stream", s.concurrency, s.duration, Via::Windlass).await?;
+    let p = measure(
+        bench,
+        s,
+        "stream",
+        s.concurrency,
+        s.tail_phase,
+        Via::Windlass,
+    )
+    .await?;
     let saves = crate::timings::take();
     progress("  stream through a bare TCP relay (the floor for any proxy hop)");
     let half = s.duration / 2;
