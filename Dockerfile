@@ -12,7 +12,7 @@ WORKDIR /src
 # Only what the build reads (see .dockerignore).
 COPY Cargo.toml Cargo.lock rustfmt.toml README.md ./
 COPY crates ./crates
-RUN cargo build --release --locked -p windlass --bin windlass \
+RUN cargo build --release --locked -p windlass-cli --bin windlass \
     && strip target/release/windlass
 
 FROM debian:bookworm-slim

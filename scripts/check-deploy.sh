@@ -8,7 +8,7 @@
 #     shutdown_grace_secs plus the cancel/connection drain, non-root, the
 #     Secret keys the example defines, and a config whose every key is one
 #     windlass.example.toml documents (itself checked against the loader by
-#     crates/windlass/tests/example_config.rs);
+#     crates/windlass-cli/tests/config/example.rs);
 #  4. where a Docker daemon is reachable, the image builds.
 # Tools install from PyPI into .venv-deploy (gitignored).
 set -euo pipefail

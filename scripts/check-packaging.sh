@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Packaging checks: what an embedder or a crates.io user gets.
-#  1. The SDK without default features builds no HTTP server (axum), no
-#     argument parser (clap) and no bundled SQLite (libsqlite3-sys), and
-#     its tests pass there.
+#  1. The SDK (`windlass`) without default features builds no HTTP server
+#     (axum), no argument parser (clap) and no bundled SQLite
+#     (libsqlite3-sys), and its tests pass there. With its default features
+#     it still builds no argument parser, allocator or OTLP exporter: those
+#     are the binary's (`windlass-cli`).
 #  2. Every published crate packages (`cargo publish --dry-run`, nothing is
 #     uploaded).
 #  3. `rust-version` in Cargo.toml is at least every dependency's own
@@ -10,8 +12,8 @@
 #     download another toolchain to build with exactly that version; clippy's
 #     `incompatible_msrv` lint (on by default, run by .ci/run) reads the same
 #     `rust-version` and refuses std APIs stabilised after it.
-#  4. `cargo install --path crates/windlass` installs a working `windlass`
-#     (into a temporary root).
+#  4. `cargo install --path crates/windlass-cli` installs a working
+#     `windlass` (into a temporary root).
 #  5. The Dockerfile and the Kubernetes manifests (scripts/check-deploy.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,9 +28,18 @@ if [ -n "$heavy" ]; then
   exit 1
 fi
 cargo check -q -p windlass --no-default-features
-# The SDK works there too: its tests against the scripted fake upstream.
-cargo test -q -p windlass --no-default-features \
-  --test sdk_auto --test sdk_manual --test sdk_tools --test sdk_prompt --test sdk_hooks
+# The SDK works there too: its tests against the scripted fake upstream
+# (tests/sdk; its MCP module needs the `mcp` feature).
+cargo test -q -p windlass --no-default-features --test sdk
+
+echo "== windlass with default features: none of the binary's dependencies"
+binary_only=$(cargo tree -p windlass -e normal --prefix none \
+  | grep -E '^(clap|mimalloc|opentelemetry|toml) ' || true)
+if [ -n "$binary_only" ]; then
+  echo "windlass (the SDK) pulls in what only the binary needs:" >&2
+  echo "$binary_only" | sort -u >&2
+  exit 1
+fi
 
 echo "== rust-version covers every dependency"
 cargo metadata --format-version 1 | python3 -c '
@@ -63,12 +74,12 @@ echo "== cargo publish --dry-run (published crates)"
 # workspace (cargo's multi-package publish).
 cargo publish --workspace --dry-run --no-verify --allow-dirty -q
 
-echo "== cargo install --path crates/windlass (temporary root)"
+echo "== cargo install --path crates/windlass-cli (temporary root)"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 # --debug and the workspace's target dir reuse the test build; what is
 # checked is that the package installs its binary, not the optimiser.
-cargo install -q --locked --debug --path crates/windlass --root "$root" --target-dir target
+cargo install -q --locked --debug --path crates/windlass-cli --root "$root" --target-dir target
 "$root/bin/windlass" --version
 "$root/bin/windlass" serve --help | grep -q -- "--upstream"
 

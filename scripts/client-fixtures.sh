@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs the real OpenAI clients the tests drive against the `windlass`
 # binary (tests/python): the OpenAI Python SDK (with its `realtime` extra,
-# `websockets`, for WebSocket mode) and the Agents SDK into .venv-test,
+# `websockets`, for WebSocket mode), the Agents SDK and Standard Webhooks'
+# reference library into .venv-test,
 # OpenAI's Codex CLI into .tools/codex. Pinned; idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OPENAI=3.57.0
 AGENTS=0.24.0
+# Standard Webhooks' reference library: verifies Windlass's webhook signatures.
+STANDARDWEBHOOKS=1.1.0
 CODEX=0.169.0
 
 VENV=.venv-test
@@ -19,7 +22,8 @@ if [ ! -x "$VENV/bin/python" ]; then
   }
 fi
 "$VENV/bin/pip" install -q --disable-pip-version-check \
-  "openai[realtime]==$OPENAI" "openai-agents==$AGENTS" 'pytest>=8'
+  "openai[realtime]==$OPENAI" "openai-agents==$AGENTS" \
+  "standardwebhooks==$STANDARDWEBHOOKS" 'pytest>=8'
 
 CODEX_DIR=.tools/codex
 have=$(node -p "require('./$CODEX_DIR/node_modules/@openai/codex/package.json').version" 2>/dev/null || true)

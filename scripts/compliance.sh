@@ -61,7 +61,7 @@ if [ "$("$BUN" --version 2>/dev/null)" != "$BUN_VERSION" ]; then
 fi
 (cd "$VENDOR" && "$ROOT/$BUN" install --frozen-lockfile --silent)
 
-cargo build -q -p windlass -p windlass-testkit --bin windlass --bin windlass-fake-upstream
+cargo build -q -p windlass-cli -p windlass-testkit --bin windlass --bin windlass-fake-upstream
 TARGET=${CARGO_TARGET_DIR:-target}/debug
 
 WORK=$(mktemp -d)

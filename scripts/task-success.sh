@@ -18,7 +18,7 @@ OUT=${OUT:-.scratch/task-success.jsonl}
 mkdir -p .scratch
 : >"$OUT"
 BIN=${WINDLASS_BIN:-target/debug/windlass}
-[ -n "${WINDLASS_BIN:-}" ] || cargo build -q -p windlass
+[ -n "${WINDLASS_BIN:-}" ] || cargo build -q -p windlass-cli --bin windlass
 
 run_setting() {
   local label=$1 check=$2 port=$3

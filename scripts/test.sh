@@ -20,6 +20,12 @@ cargo build --workspace --bins
 # With TLS on (a test CA, a cert-only role) for the Postgres TLS tests;
 # connections without sslmode still work (prefer).
 WINDLASS_PG_TLS=1 ./scripts/postgres.sh cargo test --workspace
+# The vector store tests again on a server with pgvector (similarity in the
+# database; the run above covers the fallback without it).
+WINDLASS_PG_VECTOR=1 ./scripts/postgres.sh cargo test -p windlass-store --features postgres --test vector_stores
+# Retrieval against the real embedding model (all-MiniLM-L6-v2 from PyPI,
+# served on loopback for the run): embeddings by meaning, hybrid recall@5.
+./scripts/embed-server.sh cargo test -p windlass-retrieval --test quality
 
 ./scripts/client-fixtures.sh
 ./scripts/obs-fixtures.sh

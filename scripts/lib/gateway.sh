@@ -25,7 +25,7 @@ build() {
   local flag=()
   [ "$PROFILE" = release ] && flag=(--release)
   (cd "$ROOT" && CARGO_INCREMENTAL=0 cargo build -q "${flag[@]}" -p windlass-testkit --bin windlass-fake-upstream)
-  (cd "$ROOT" && CARGO_INCREMENTAL=0 cargo build -q "${flag[@]}" -p windlass --bin windlass \
+  (cd "$ROOT" && CARGO_INCREMENTAL=0 cargo build -q "${flag[@]}" -p windlass-cli --bin windlass \
     ${FEATURES:+--features "$FEATURES"})
   BIN="$ROOT/target/$PROFILE"
 }

@@ -19,9 +19,16 @@ CODEX = ROOT / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
 def codex_home(windlass):
     if not CODEX.exists():
         pytest.fail(f"Codex CLI missing: run ./scripts/client-fixtures.sh ({CODEX})")
-    # Codex refuses to set up its sandbox helpers under /tmp: keep it in the repo.
-    scratch = ROOT / ".scratch"
-    scratch.mkdir(exist_ok=True)
+    # Codex (release builds) refuses to put its helper links (the
+    # `codex-linux-sandbox` its sandbox execs) under the system temp dir, and
+    # a clone may itself live there: CODEX_HOME goes in the user's cache,
+    # unique per run, removed afterwards.
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    scratch = cache / "windlass-tests"
+    temp_root = Path(os.environ.get("TMPDIR") or "/tmp").resolve()
+    if scratch.resolve().is_relative_to(temp_root):
+        pytest.fail(f"CODEX_HOME would be under the temp dir {temp_root}; set XDG_CACHE_HOME elsewhere")
+    scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch, prefix="codex-") as home:
         Path(home, "config.toml").write_text(
             'model = "m"\n'

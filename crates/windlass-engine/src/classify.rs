@@ -15,12 +15,12 @@ use std::collections::HashSet;
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
 use crate::mcp::calls::{reissue_as_approval, to_approval_request};
-use crate::ports::events::{CallReport, CallVerdict, Rejection, RunEvent};
-use crate::ports::policy::{CallDecision, RuledDecision};
-use crate::ports::tools::ToolCall;
-use crate::prepare::PreparedRun;
+use crate::ports::agent::events::{CallReport, CallVerdict, Rejection, RunEvent};
+use crate::ports::agent::policy::{CallDecision, RuledDecision};
+use crate::ports::agent::tools::ToolCall;
+use crate::ports::agent::tools::ToolOwner;
+use crate::prepared::PreparedRun;
 use crate::state::{Disposition, PendingCall, Runner};
-use crate::tooling::ToolOwner;
 
 /// Where a batch of calls comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

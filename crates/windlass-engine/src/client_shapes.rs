@@ -17,9 +17,9 @@ use windlass_protocol::{
 };
 
 use crate::error::EngineError;
-use crate::ports::tools::{ToolCall, ToolDefinition, ToolOrigin};
-use crate::prepare::valid_name;
-use crate::tooling::mcp_tool_name;
+use crate::naming::mcp_tool_name;
+use crate::naming::valid_name;
+use crate::ports::agent::tools::{ToolCall, ToolDefinition, ToolOrigin};
 
 /// How a client tool that is not a plain function goes back to the client.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,7 +22,8 @@ use windlass_protocol::{
 
 use crate::engine::Engine;
 use crate::error::{EngineError, FailureKind, RunFailure};
-use crate::ports::sink::NoEvents;
+use crate::ports::agent::sink::NoEvents;
+use crate::run_context::RunContext;
 
 /// The instructions the upstream model gets for a compaction pass.
 pub const COMPACTION_PROMPT: &str = "You are compacting a conversation so it can continue later \
@@ -85,7 +86,7 @@ impl Engine {
         cancel: CancellationToken,
     ) -> Result<CompactResource, CompactError> {
         let pass = compaction_pass(req)?;
-        let prepared = self.prepare_for(tenant, pass).await?;
+        let prepared = self.prepare(RunContext::for_tenant(tenant), pass).await?;
         // The conversation being replaced, without the closing request.
         let mut conversation = prepared.context();
         conversation.pop();
@@ -104,7 +105,7 @@ impl Engine {
             id: new_id(prefix::RESPONSE),
             object: "response.compaction".to_owned(),
             output: compacted(conversation, &summary),
-            created_at: crate::prepare::now_secs(),
+            created_at: crate::clock::now_secs(),
             usage: outcome.response.usage.unwrap_or_else(Usage::default),
         })
     }

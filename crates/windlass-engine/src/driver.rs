@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, warn, Instrument};
+use tracing::{debug, warn, Instrument, Span};
 use windlass_protocol::{EventData, Item, McpCallStatus, Usage};
 
 use crate::classify::{classify, Source};
@@ -17,16 +17,17 @@ use crate::error::RunFailure;
 use crate::execute::execute_calls;
 use crate::finish::{finalize, Ending};
 use crate::outcome::{PauseReason, RunOutcome, StopReason};
-use crate::ports::events::{CallReport, CallVerdict, RunEvent, TurnReport};
-use crate::ports::policy::{LoopBudget, TurnDecision};
-use crate::ports::sink::EventSink;
-use crate::ports::tools::{ToolCall, ToolContext};
-use crate::prepare::PreparedRun;
+use crate::ports::agent::events::{CallReport, CallVerdict, RunEvent, TurnReport};
+use crate::ports::agent::policy::{LoopBudget, TurnDecision};
+use crate::ports::agent::sink::EventSink;
+use crate::ports::agent::tools::{ToolCall, ToolContext};
+use crate::prepared::PreparedRun;
+use crate::spans;
 use crate::state::{
     decide_next_action, Disposition, Finish, Interrupt, LoopState, NextAction, PendingCall, Phase,
     Verification,
 };
-use crate::turn::{run_turn, TurnError};
+use crate::turn::{run_turn, TurnError, TurnOutcome};
 
 /// One run in progress: what the steps share.
 struct Driver<'e, 's> {
@@ -51,22 +52,9 @@ impl Engine {
         sink: &mut dyn EventSink,
         cancel: CancellationToken,
     ) -> RunOutcome {
-        // Field names after the OpenTelemetry GenAI conventions, so an
-        // exporter shows them as such; usage is filled in at the end. At
-        // debug, like the turn and tool spans: the info log's one line per
-        // response is the completion line (with the response id), written
-        // outside this span, so formatting its fields there is wasted; the
-        // trace exporter still takes it.
-        let span = tracing::debug_span!(
-            "response",
-            id = %run.response.id,
-            model = %run.response.model,
-            gen_ai.operation.name = "invoke_agent",
-            gen_ai.usage.input_tokens = tracing::field::Empty,
-            gen_ai.usage.output_tokens = tracing::field::Empty,
-        );
+        let span = spans::response(&run.response.id, &run.response.model);
         let outcome = self.drive(run, sink, cancel).instrument(span.clone()).await;
-        record_usage(&span, outcome.response.usage.as_ref());
+        spans::record_usage(&span, outcome.response.usage.as_ref());
         outcome
     }
 
@@ -117,16 +105,6 @@ impl Engine {
             warn!(code = %f.code(), message = %f.message, "response failed");
         }
         finalize(inner, &d.run, d.out, ending, d.usage).await
-    }
-}
-
-/// Token counts on a span that declared the GenAI usage fields.
-fn record_usage(span: &tracing::Span, usage: Option<&Usage>) {
-    // As i64: exporters show an u64 field as text (it may not fit).
-    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    if let Some(u) = usage {
-        span.record("gen_ai.usage.input_tokens", int(u.input_tokens));
-        span.record("gen_ai.usage.output_tokens", int(u.output_tokens));
     }
 }
 
@@ -207,88 +185,39 @@ impl Driver<'_, '_> {
         let verification = self.verify_at == Some(self.out.response.output.len())
             && self.state.verification == Verification::Sent;
         self.out.observe(RunEvent::TurnStarted { turn }).await;
-        let request = crate::upstream::model_request(
-            &self.run,
-            &self.out.response.output,
-            turn,
-            self.run.stream(),
-            self.verify_at,
-        );
-        // OpenTelemetry GenAI names a model call `chat {model}` (`otel.name`
-        // is the exported span's name). At debug: the info log never shows
-        // it, so it costs the log nothing; the trace exporter takes it.
-        let turn_span = tracing::debug_span!(
-            "model_turn",
-            otel.name = %format_args!("chat {}", self.run.response.model),
-            turn,
-            gen_ai.operation.name = "chat",
-            gen_ai.request.model = %self.run.response.model,
-            gen_ai.usage.input_tokens = tracing::field::Empty,
-            gen_ai.usage.output_tokens = tracing::field::Empty,
-        );
+        let span = spans::model_turn(&self.run.response.model, turn);
         let turn_started = Instant::now();
-        let stream = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(Ending::Cancelled),
-            s = self.inner.provider.start(request).instrument(turn_span.clone()) => s,
-        };
-        let result = match stream {
-            Ok(stream) => {
-                run_turn(&mut self.out, stream, &self.run.tools, cancel)
-                    .instrument(turn_span.clone())
-                    .await
-                    .0
-            }
-            // Refused before answering: still a (failed) upstream call.
-            Err(e) => Err(TurnError::Provider(e)),
-        };
+        let result = self.call_model(turn, &span, cancel).await?;
         self.state.turns += 1;
         let duration = turn_started.elapsed();
+        let mut report = TurnReport {
+            turn,
+            duration,
+            usage: None,
+            finish: None,
+            tool_calls: 0,
+            verification,
+            error: None,
+        };
         let outcome = match result {
             Ok(o) => o,
-            Err(e) => {
-                let ending = match e {
-                    TurnError::Cancelled => Ending::Cancelled,
-                    TurnError::Provider(e) => Ending::Failed(RunFailure::from_provider(&e)),
-                };
-                let error = match &ending {
-                    Ending::Failed(f) => f.code(),
-                    _ => "cancelled",
-                };
-                self.observe_turn(TurnReport {
-                    turn,
-                    duration,
-                    usage: None,
-                    finish: None,
-                    tool_calls: 0,
-                    verification,
-                    error: Some(error),
-                })
-                .await;
-                return Err(ending);
-            }
+            Err(e) => return Err(self.turn_failed(report, e).await),
         };
-        turn_span.in_scope(|| {
+        span.in_scope(|| {
             debug!(
                 duration_ms = duration.as_secs_f64() * 1000.0,
                 tool_calls = outcome.calls.len(),
                 "model turn done"
             )
         });
-        record_usage(&turn_span, outcome.usage.as_ref());
+        spans::record_usage(&span, outcome.usage.as_ref());
         if let Some(u) = &outcome.usage {
             self.usage.get_or_insert_with(Usage::default).add(u);
         }
-        self.observe_turn(TurnReport {
-            turn,
-            duration,
-            usage: outcome.usage,
-            finish: outcome.finish.clone(),
-            tool_calls: outcome.calls.len(),
-            verification,
-            error: None,
-        })
-        .await;
+        report.usage = outcome.usage;
+        report.finish = outcome.finish.clone();
+        report.tool_calls = outcome.calls.len();
+        self.observe_turn(report).await;
         self.state.last_finish = outcome.finish;
         self.state.model_calls += outcome.calls.len() as u64;
         self.state.pending = match self.run.mode {
@@ -300,6 +229,53 @@ impl Driver<'_, '_> {
         };
         self.state.phase = Phase::AfterModel;
         Ok(())
+    }
+
+    /// The upstream call of `turn` and its streamed answer, inside `span`.
+    /// `Err` only when cancelled before the upstream answered (the turn
+    /// then does not count).
+    async fn call_model(
+        &mut self,
+        turn: u32,
+        span: &Span,
+        cancel: &CancellationToken,
+    ) -> Result<Result<TurnOutcome, TurnError>, Ending> {
+        let request = crate::upstream::model_request(
+            &self.run,
+            &self.out.response.output,
+            turn,
+            self.run.stream(),
+            self.verify_at,
+        );
+        let stream = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(Ending::Cancelled),
+            s = self.inner.provider.start(request).instrument(span.clone()) => s,
+        };
+        Ok(match stream {
+            Ok(stream) => {
+                run_turn(&mut self.out, stream, &self.run.tools, cancel)
+                    .instrument(span.clone())
+                    .await
+                    .0
+            }
+            // Refused before answering: still a (failed) upstream call.
+            Err(e) => Err(TurnError::Provider(e)),
+        })
+    }
+
+    /// Reports a turn that did not finish; the run ends with it.
+    async fn turn_failed(&mut self, mut report: TurnReport, e: TurnError) -> Ending {
+        let ending = match e {
+            TurnError::Cancelled => Ending::Cancelled,
+            TurnError::Provider(e) => Ending::Failed(RunFailure::from_provider(&e)),
+        };
+        report.error = Some(match &ending {
+            Ending::Failed(f) => f.code(),
+            _ => "cancelled",
+        });
+        self.observe_turn(report).await;
+        ending
     }
 
     async fn observe_turn(&mut self, report: TurnReport) {

@@ -7,8 +7,8 @@ use tokio_util::sync::CancellationToken;
 use windlass_protocol::{EventData, Item, ResponseResource, StreamEvent};
 
 use crate::outcome::RunStats;
-use crate::ports::events::RunEvent;
-use crate::ports::sink::EventSink;
+use crate::ports::agent::events::RunEvent;
+use crate::ports::agent::sink::EventSink;
 use crate::trace::TraceRecorder;
 
 pub(crate) struct Emitter<'s> {

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use crate::config::EngineConfig;
-use crate::ports::conversations::ConversationStore;
-use crate::ports::mcp::McpHub;
-use crate::ports::policy::{AllowAll, Policy};
-use crate::ports::provider::ModelProvider;
-use crate::ports::store::ResponseStore;
-use crate::ports::tools::ToolExecutor;
+use crate::ports::agent::conversations::ConversationStore;
+use crate::ports::agent::mcp::McpHub;
+use crate::ports::agent::policy::{AllowAll, Policy};
+use crate::ports::agent::provider::ModelProvider;
+use crate::ports::agent::store::ResponseStore;
+use crate::ports::agent::tools::ToolExecutor;
 
 /// One engine serves every surface (HTTP JSON, SSE, SDK, CLI). Cheap to clone.
 #[derive(Clone)]

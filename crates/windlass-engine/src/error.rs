@@ -1,7 +1,7 @@
 //! Errors the engine reports before a response starts, and how a run failed.
 
-use crate::ports::provider::ProviderError;
-use crate::ports::store::StoreError;
+use crate::ports::agent::provider::ProviderError;
+use crate::ports::agent::store::StoreError;
 
 /// A request the engine refuses before running it. Nothing is written.
 #[derive(Debug, thiserror::Error)]

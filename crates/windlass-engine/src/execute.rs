@@ -12,10 +12,11 @@ use windlass_protocol::{FunctionCallOutput, Item, ItemStatus, ToolOutput};
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
 use crate::mcp::calls;
-use crate::ports::events::{CallOutcome, CallResult, RunEvent};
-use crate::ports::mcp::McpError;
-use crate::ports::tools::{ToolCall, ToolContext, ToolError, ToolResult};
-use crate::prepare::PreparedRun;
+use crate::ports::agent::events::{CallOutcome, CallResult, RunEvent};
+use crate::ports::agent::mcp::McpError;
+use crate::ports::agent::tools::{ToolCall, ToolContext, ToolError, ToolResult};
+use crate::prepared::PreparedRun;
+use crate::spans;
 use crate::state::{Disposition, PendingCall, Runner};
 use crate::tooling::CallKind;
 
@@ -144,88 +145,104 @@ async fn run_one(
             return not_run(call, "tool call was not executed".to_owned())
         }
     };
-    // `execute_tool {tool}` after the GenAI conventions; at debug, as the
-    // model turn's span.
-    let span = tracing::debug_span!(
-        "tool_call",
-        otel.name = %format_args!("execute_tool {}", call.name),
-        tool = %call.name,
-        call_id = %call.call_id,
-        turn = ctx.turn,
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %call.name,
-        gen_ai.tool.call.id = %call.call_id,
-    );
-    async {
-        let started = Instant::now();
-        let run_call = ToolCall {
-            arguments,
-            ..call.clone()
-        };
-        let limit = inner.config.tool_timeout;
-        let timed_out = || {
-            ToolResult::error(error_text(
-                &call.name,
-                &ToolError::Timeout(limit.as_millis() as u64),
-            ))
-        };
-        let mut protocol = None;
-        let result = match runner {
-            Runner::Executor(i) => {
-                let exec = &inner.executors[i];
-                match tokio::time::timeout(limit, exec.execute(ctx, &run_call)).await {
-                    Ok(Ok(r)) => r,
-                    Ok(Err(e)) => ToolResult::error(error_text(&call.name, &e)),
-                    Err(_) => timed_out(),
-                }
-            }
-            Runner::Mcp => {
-                let called = match (inner.mcp.as_deref(), mcp_target(run, &call)) {
-                    (Some(hub), Some((label, tool))) => match run.mcp.server(&label) {
-                        Some(server) => {
-                            let call =
-                                hub.call_tool(server, &tool, &run_call.arguments, &ctx.cancel);
-                            tokio::time::timeout(limit, call).await.ok()
-                        }
-                        None => Some(Err(McpError::Refused(format!(
-                            "MCP server '{label}' is not among this request's tools"
-                        )))),
-                    },
-                    _ => Some(Err(McpError::Refused("not an MCP tool".to_owned()))),
-                };
-                match called {
-                    Some(Ok(r)) => r,
-                    Some(Err(e)) => {
-                        protocol = Some(calls::protocol_code(&e));
-                        ToolResult::error(format!("Error: tool '{}' failed: {e}", call.name))
-                    }
-                    None => {
-                        protocol = Some(calls::protocol_code(&McpError::Timeout(0)));
-                        timed_out()
-                    }
-                }
-            }
-        };
-        let pctx = run.policy_context(ctx.turn, false);
-        let result = inner.policy.after_call(&pctx, &run_call, result).await;
-        let duration = started.elapsed();
-        let ms = duration.as_secs_f64() * 1000.0;
-        if result.is_error {
-            // Its span is not in the info log: the line names the tool.
-            warn!(tool = %call.name, duration_ms = ms, outcome = "error", "tool call failed");
-        } else {
-            debug!(duration_ms = ms, outcome = "ok", "tool call done");
-        }
-        Done {
-            call,
-            result,
-            protocol,
-            duration,
-            rejected: false,
-        }
+    let span = spans::tool_call(&call, ctx.turn);
+    run_call(inner, run, ctx, call, runner, arguments)
+        .instrument(span)
+        .await
+}
+
+/// Runs one planned call with the arguments decided for it, then gives the
+/// policy its say on the result.
+async fn run_call(
+    inner: &EngineInner,
+    run: &PreparedRun,
+    ctx: &ToolContext,
+    call: ToolCall,
+    runner: Runner,
+    arguments: String,
+) -> Done {
+    let started = Instant::now();
+    let run_call = ToolCall {
+        arguments,
+        ..call.clone()
+    };
+    let (result, protocol) = match runner {
+        Runner::Executor(i) => (call_executor(inner, i, ctx, &run_call).await, None),
+        Runner::Mcp => call_mcp(inner, run, ctx, &run_call).await,
+    };
+    let pctx = run.policy_context(ctx.turn, false);
+    let result = inner.policy.after_call(&pctx, &run_call, result).await;
+    let duration = started.elapsed();
+    let ms = duration.as_secs_f64() * 1000.0;
+    if result.is_error {
+        // Its span is not in the info log: the line names the tool.
+        warn!(tool = %call.name, duration_ms = ms, outcome = "error", "tool call failed");
+    } else {
+        debug!(duration_ms = ms, outcome = "ok", "tool call done");
     }
-    .instrument(span)
-    .await
+    Done {
+        call,
+        result,
+        protocol,
+        duration,
+        rejected: false,
+    }
+}
+
+/// A call to executor `i`, bounded by the tool timeout.
+async fn call_executor(
+    inner: &EngineInner,
+    i: usize,
+    ctx: &ToolContext,
+    call: &ToolCall,
+) -> ToolResult {
+    let limit = inner.config.tool_timeout;
+    match tokio::time::timeout(limit, inner.executors[i].execute(ctx, call)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => ToolResult::error(error_text(&call.name, &e)),
+        Err(_) => timed_out(&call.name, limit),
+    }
+}
+
+/// A call through the MCP hub, bounded by the tool timeout, with the
+/// protocol code of a failure that was the server's or the transport's.
+async fn call_mcp(
+    inner: &EngineInner,
+    run: &PreparedRun,
+    ctx: &ToolContext,
+    call: &ToolCall,
+) -> (ToolResult, Option<i64>) {
+    let limit = inner.config.tool_timeout;
+    let called = match (inner.mcp.as_deref(), mcp_target(run, call)) {
+        (Some(hub), Some((label, tool))) => match run.mcp.server(&label) {
+            Some(server) => {
+                let called = hub.call_tool(server, &tool, &call.arguments, &ctx.cancel);
+                tokio::time::timeout(limit, called).await.ok()
+            }
+            None => Some(Err(McpError::Refused(format!(
+                "MCP server '{label}' is not among this request's tools"
+            )))),
+        },
+        _ => Some(Err(McpError::Refused("not an MCP tool".to_owned()))),
+    };
+    match called {
+        Some(Ok(r)) => (r, None),
+        Some(Err(e)) => (
+            ToolResult::error(format!("Error: tool '{}' failed: {e}", call.name)),
+            Some(calls::protocol_code(&e)),
+        ),
+        None => (
+            timed_out(&call.name, limit),
+            Some(calls::protocol_code(&McpError::Timeout(0))),
+        ),
+    }
+}
+
+fn timed_out(tool: &str, limit: Duration) -> ToolResult {
+    ToolResult::error(error_text(
+        tool,
+        &ToolError::Timeout(limit.as_millis() as u64),
+    ))
 }
 
 fn error_text(tool: &str, e: &ToolError) -> String {

@@ -5,15 +5,16 @@ use windlass_protocol::{
     EventData, IncompleteDetails, ResponseError, ResponseResource, ResponseStatus, Usage,
 };
 
+use crate::clock::now_secs;
 use crate::config::ClientToolsStatus;
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
 use crate::error::{FailureKind, RunFailure};
 use crate::outcome::{PauseReason, RunOutcome, StopReason, Termination};
-use crate::ports::store::NewResponse;
-use crate::prepare::{now_secs, PreparedRun};
+use crate::ports::agent::store::NewResponse;
+use crate::ports::agent::trace::Trace;
+use crate::prepared::PreparedRun;
 use crate::state::Finish;
-use crate::trace::Trace;
 
 pub(crate) enum Ending {
     Done(Finish),

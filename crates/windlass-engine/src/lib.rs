@@ -1,12 +1,14 @@
 //! The Windlass engine: one agent loop for every surface, and its ports.
 //!
-//! A surface builds a [`CreateResponseRequest`](windlass_protocol::CreateResponseRequest),
-//! calls [`Engine::prepare`] (all validation; nothing written on refusal) and
-//! then [`Engine::run`] with an [`EventSink`]. Streaming and non-streaming
-//! differ only in the sink.
+//! A surface builds a [`CreateResponseRequest`](windlass_protocol::CreateResponseRequest)
+//! and a [`RunContext`] (tenant, caller, what it kept itself), calls
+//! [`Engine::prepare`] (all validation; nothing written on refusal) and then
+//! [`Engine::run`] with an [`EventSink`]. Streaming and non-streaming differ
+//! only in the sink.
 
 mod classify;
 pub mod client_shapes;
+mod clock;
 pub mod compaction;
 pub mod config;
 mod deadline;
@@ -17,9 +19,13 @@ pub mod error;
 mod execute;
 mod finish;
 mod mcp;
+pub mod naming;
 pub mod outcome;
 pub mod ports;
 mod prepare;
+mod prepared;
+mod run_context;
+mod spans;
 pub mod state;
 pub mod tooling;
 pub mod trace;
@@ -30,26 +36,32 @@ pub use compaction::{CompactError, COMPACTION_PROMPT};
 pub use config::*;
 pub use engine::{Engine, EngineBuilder};
 pub use error::*;
+pub use naming::{mcp_tool_name, valid_name};
 pub use outcome::*;
-pub use ports::cancel::*;
-pub use ports::conversations::*;
-pub use ports::counters::*;
-pub use ports::events::*;
-pub use ports::mcp::*;
-pub use ports::policy::*;
-pub use ports::propagation::{
+pub use ports::agent::conversations::*;
+pub use ports::agent::events::*;
+pub use ports::agent::mcp::*;
+pub use ports::agent::policy::*;
+pub use ports::agent::provider::*;
+pub use ports::agent::sink::*;
+pub use ports::agent::store::*;
+pub use ports::agent::tools::*;
+pub use ports::agent::trace::{Trace, TraceAction, TraceStep};
+pub use ports::host::cancel::*;
+pub use ports::host::counters::*;
+pub use ports::host::propagation::{
     adopt_trace_parent, set_trace_propagation, trace_headers, TracePropagation,
 };
-pub use ports::provider::*;
-pub use ports::quota::*;
-pub use ports::retention::*;
-pub use ports::runs::*;
-pub use ports::sink::*;
-pub use ports::store::*;
-pub use ports::tools::*;
+pub use ports::host::quota::*;
+pub use ports::host::retention::*;
+pub use ports::host::runs::*;
+pub use ports::resources::containers::*;
+pub use ports::resources::embeddings::*;
+pub use ports::resources::files::*;
+pub use ports::resources::prompts::*;
+pub use ports::resources::vector_stores::*;
 pub use prepare::{
-    valid_name, with_id, PreparedRun, META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS,
-    META_TOOL_ERROR_THRESHOLD,
+    with_id, META_MAX_TOOL_CALLS_PER_TURN, META_MAX_TURNS, META_TOOL_ERROR_THRESHOLD,
 };
-pub use tooling::{mcp_tool_name, ToolOwner};
-pub use trace::{Trace, TraceAction, TraceStep};
+pub use prepared::PreparedRun;
+pub use run_context::RunContext;

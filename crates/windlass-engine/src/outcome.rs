@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use windlass_protocol::ResponseResource;
 
 use crate::error::RunFailure;
-use crate::trace::Trace;
+use crate::ports::agent::trace::Trace;
 
 /// Why the loop stopped before the model's final answer. The response's
 /// `incomplete_details.reason` is [`StopReason::as_str`].

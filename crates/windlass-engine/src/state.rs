@@ -5,8 +5,8 @@
 
 use crate::config::LoopMode;
 use crate::outcome::StopReason;
-use crate::ports::provider::FinishReason;
-use crate::ports::tools::ToolCall;
+use crate::ports::agent::provider::FinishReason;
+use crate::ports::agent::tools::ToolCall;
 
 /// How one pending call will be handled.
 #[derive(Debug, Clone, PartialEq)]

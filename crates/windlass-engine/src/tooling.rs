@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use crate::client_shapes::ClientShape;
-use crate::ports::provider::ModelTool;
-use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolKind, ToolOrigin};
+use crate::ports::agent::provider::ModelTool;
+use crate::ports::agent::tools::{ToolDefinition, ToolExecutor, ToolOrigin, ToolOwner};
 
 /// Tools of a response, resolved once at prepare time.
 #[derive(Clone, Default)]
@@ -43,36 +43,6 @@ pub enum CallKind {
     },
     /// A client call in OpenAI's namespaced or custom form.
     Shaped(ClientShape),
-}
-
-/// Who handles calls to a tool, decided once when the request is prepared.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ToolOwner {
-    /// The client runs it: the response pauses at its calls.
-    Client,
-    /// A tool of the request's MCP server with this label, run through the hub.
-    Mcp { label: String },
-    /// A gateway executor (by index in the engine's list).
-    Builtin { executor: usize },
-    /// An executor of the embedding program (the SDK's local tools).
-    Local { executor: usize },
-}
-
-impl ToolOwner {
-    /// The owner of a tool given the executor (if any) that accepts it.
-    fn of(executor: Option<(usize, ToolKind)>) -> ToolOwner {
-        match executor {
-            None | Some((_, ToolKind::Function)) => ToolOwner::Client,
-            Some((i, ToolKind::Local)) => ToolOwner::Local { executor: i },
-            Some((i, _)) => ToolOwner::Builtin { executor: i },
-        }
-    }
-
-    /// Whether the server runs its calls.
-    pub fn runs_on_server(&self) -> bool {
-        !matches!(self, ToolOwner::Client)
-    }
 }
 
 impl ToolSet {
@@ -205,30 +175,4 @@ impl ToolSet {
             })
             .clone()
     }
-}
-
-/// The model-visible name of an MCP server's tool: `label__tool`, in the
-/// character set chat-completions servers accept, at most 64 characters
-/// (a long name keeps its start and gets a hash of the whole as suffix).
-pub fn mcp_tool_name(server_label: &str, tool: &str) -> String {
-    let full = format!("{server_label}__{tool}");
-    let mut name: String = full
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if name.len() > 64 {
-        // FNV-1a: stable across runs and builds, unlike the std hasher.
-        let hash = full.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        name.truncate(55);
-        name.push_str(&format!("_{:08x}", hash as u32));
-    }
-    name
 }

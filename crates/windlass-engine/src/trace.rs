@@ -1,60 +1,14 @@
-//! The execution trace of a response: a step per model turn and an action
-//! per tool call, built from the run events and stored with the response.
+//! Builds the execution trace of a response (the data type is
+//! [`Trace`], beside the store port that keeps it) from the run events.
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ports::events::{CallOutcome, CallVerdict, Rejection, RunEvent};
-use crate::ports::provider::FinishReason;
-use crate::tooling::ToolOwner;
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Trace {
-    pub response_id: String,
-    pub steps: Vec<TraceStep>,
-    pub actions: Vec<TraceAction>,
-}
-
-/// One model turn.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TraceStep {
-    pub index: u32,
-    pub duration_ms: f64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub total_tokens: u64,
-    /// `stop`, `length`, `tool_calls`, `content_filter` or the upstream's word.
-    pub finish_reason: Option<String>,
-    pub tool_calls: usize,
-    /// This turn answered the completion check's verification prompt.
-    #[serde(default)]
-    pub verification: bool,
-}
-
-/// One tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TraceAction {
-    /// The step that made the call; `None` for a parent's call settled here.
-    pub step: Option<u32>,
-    pub call_id: String,
-    pub tool: String,
-    /// `client`, `mcp:<label>`, `builtin`, `local`, or `None` for an unknown tool.
-    pub owner: Option<String>,
-    /// The arguments, with secret-looking values replaced by `[redacted]`.
-    pub arguments: Value,
-    /// `allow`, `client`, `deny`, `approval` or `deferred`.
-    pub decision: String,
-    /// Why a call was denied: `unknown_tool`, `not_allowed`, `policy`, ...
-    pub denied_because: Option<String>,
-    /// The policy rule that decided, when the policy names one.
-    pub rule: Option<String>,
-    pub duration_ms: Option<f64>,
-    /// `ok`, `error`, `denied`, or `pending` (the client's, or waiting).
-    pub outcome: String,
-    pub output_bytes: Option<usize>,
-}
+use crate::ports::agent::events::{CallOutcome, CallVerdict, Rejection, RunEvent};
+use crate::ports::agent::provider::FinishReason;
+use crate::ports::agent::tools::ToolOwner;
+use crate::ports::agent::trace::{Trace, TraceAction, TraceStep};
 
 /// Builds a [`Trace`] from run events.
 #[derive(Debug, Default)]
@@ -204,8 +158,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::ports::events::{CallReport, CallResult, TurnReport};
-    use crate::ports::tools::ToolCall;
+    use crate::ports::agent::events::{CallReport, CallResult, TurnReport};
+    use crate::ports::agent::tools::ToolCall;
     use serde_json::json;
 
     fn decided(id: &str, verdict: CallVerdict, owner: Option<ToolOwner>) -> RunEvent {

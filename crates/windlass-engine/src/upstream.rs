@@ -10,9 +10,9 @@ use windlass_protocol::{
 
 use crate::config::VERIFICATION_PROMPT;
 
-use crate::ports::provider::{ModelRequest, ModelToolChoice, Transcript};
-use crate::prepare::PreparedRun;
-use crate::tooling::mcp_tool_name;
+use crate::naming::mcp_tool_name;
+use crate::ports::agent::provider::{ModelRequest, ModelToolChoice, Transcript};
+use crate::prepared::PreparedRun;
 
 /// The completion check's prompt, as the model sees it (it is not part of
 /// the response's output).
@@ -135,24 +135,17 @@ pub(crate) fn model_request(
     } else {
         ModelToolChoice::Auto
     };
-    ModelRequest {
+    let mut model_request = ModelRequest {
         model: run.response.model.clone(),
         instructions: req.instructions.clone(),
         transcript,
         tools,
         tool_choice,
-        parallel_tool_calls: req.parallel_tool_calls,
-        temperature: req.temperature,
-        top_p: req.top_p,
-        presence_penalty: req.presence_penalty,
-        frequency_penalty: req.frequency_penalty,
-        max_output_tokens: req.max_output_tokens,
-        top_logprobs: req.top_logprobs,
-        text_format: req.text.as_ref().and_then(|t| t.format.clone()),
-        reasoning_effort: req.reasoning.as_ref().and_then(|r| r.effort),
-        user: req.safety_identifier.clone().or_else(|| req.user.clone()),
         stream,
-    }
+        ..ModelRequest::default()
+    };
+    model_request.apply_options(req);
+    model_request
 }
 
 #[cfg(test)]
@@ -249,14 +242,5 @@ mod tests {
         let next = Transcript::new(shared.clone(), Vec::new());
         assert_eq!(Arc::strong_count(&shared), 3);
         assert_eq!(next.iter().count(), shared.len());
-    }
-
-    #[test]
-    fn qualified_names_fit_what_models_accept() {
-        assert_eq!(mcp_tool_name("calc", "add"), "calc__add");
-        assert_eq!(mcp_tool_name("fs", "read.file/v2"), "fs__read_file_v2");
-        let long = mcp_tool_name("server", &"x".repeat(100));
-        assert_eq!(long.len(), 64);
-        assert_ne!(long, mcp_tool_name("server", &"x".repeat(101)));
     }
 }

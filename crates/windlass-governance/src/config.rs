@@ -19,6 +19,7 @@
 //! url = "http://127.0.0.1:9000/decide"
 //! timeout_ms = 2000
 //! on_error = "deny"
+//! secret_env = "WINDLASS_POLICY_WEBHOOK_SECRET"   # or secret = "whsec_..."
 //! ```
 
 use std::collections::BTreeMap;
@@ -26,8 +27,10 @@ use std::num::NonZeroU32;
 
 use serde::Deserialize;
 
+use crate::signing::{SecretConfig, WebhookSecret};
+
 /// How far a caller's tools may act on their own (seed 004 1.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Autonomy {
     /// Only read-only tools: file reads, directory listings, web fetches and
@@ -41,7 +44,7 @@ pub enum Autonomy {
 
 /// A rolling limit with burst (a token bucket): `burst` calls at once, refilled
 /// at `per_minute`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
     pub per_minute: NonZeroU32,
@@ -51,7 +54,7 @@ pub struct RateLimit {
 }
 
 /// Per-response ceilings (seed 004 EF-01..EF-08). `None`: unlimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Budgets {
     pub files_read: Option<u64>,
@@ -76,7 +79,7 @@ impl Budgets {
 
 /// The rules for one caller. Every field is optional so a key's table only
 /// says what differs from the defaults.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
     pub autonomy: Option<Autonomy>,
@@ -116,7 +119,7 @@ impl Rules {
 }
 
 /// What a failed or late webhook answer means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OnError {
     #[default]
@@ -126,7 +129,7 @@ pub enum OnError {
 
 /// `[governance.webhook]`: an operator service asked about every call that
 /// passed the local rules.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookConfig {
     pub url: String,
@@ -134,6 +137,32 @@ pub struct WebhookConfig {
     pub timeout_ms: u64,
     #[serde(default)]
     pub on_error: OnError,
+    /// Signs every request as a Standard Webhook (`webhook-id`,
+    /// `webhook-timestamp`, `webhook-signature`): `whsec_<base64>`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub secret: Option<SecretConfig>,
+    /// An environment variable holding the secret (keeps it out of the file).
+    #[serde(default)]
+    pub secret_env: Option<String>,
+}
+
+impl WebhookConfig {
+    /// The signing secret, from `secret` or `secret_env`.
+    pub fn signing_secret(&self) -> Result<Option<WebhookSecret>, GovernanceConfigError> {
+        match (&self.secret, &self.secret_env) {
+            (Some(_), Some(_)) => Err(GovernanceConfigError::TwoSecrets),
+            (Some(s), None) => Ok(Some(s.0.clone())),
+            (None, Some(var)) => {
+                let text = std::env::var(var)
+                    .map_err(|_| GovernanceConfigError::SecretEnv(var.clone()))?;
+                WebhookSecret::parse(&text)
+                    .map(Some)
+                    .map_err(|_| GovernanceConfigError::SecretEnv(var.clone()))
+            }
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 fn default_webhook_timeout() -> u64 {
@@ -141,7 +170,7 @@ fn default_webhook_timeout() -> u64 {
 }
 
 /// The `[governance]` table.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GovernanceConfig {
     #[serde(flatten)]
@@ -161,6 +190,10 @@ pub enum GovernanceConfigError {
     WebhookTimeout,
     #[error("governance.webhook: HTTP client setup failed: {0}")]
     WebhookClient(String),
+    #[error("governance.webhook: set secret or secret_env, not both")]
+    TwoSecrets,
+    #[error("governance.webhook.secret_env: {0} is not set to a `whsec_` secret")]
+    SecretEnv(String),
     #[error("{field}: {entry:?} is empty or not a valid entry")]
     Entry { field: String, entry: String },
 }
@@ -186,6 +219,7 @@ impl GovernanceConfig {
             if w.timeout_ms == 0 {
                 return Err(GovernanceConfigError::WebhookTimeout);
             }
+            w.signing_secret()?;
         }
         let tables = std::iter::once(("governance".to_owned(), &self.defaults)).chain(
             self.keys

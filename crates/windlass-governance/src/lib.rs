@@ -14,7 +14,9 @@
 //! - per-response budgets (files read and written, lines changed, commands
 //!   run, network requests), lowered by request `metadata`;
 //! - an optional policy webhook (allow / deny / rewrite / require approval),
-//!   failing closed by default.
+//!   failing closed by default, its requests signed as Standard Webhooks
+//!   when it has a `secret` (`signing`; `delivery` sends other signed
+//!   webhooks with retries).
 //!
 //! Every decision is logged as one line (target `windlass_governance`) with
 //! the tool, the rule that fired and the verdict.
@@ -23,10 +25,12 @@ pub mod budget;
 pub mod classify;
 pub mod config;
 pub mod counters;
+pub mod delivery;
 pub mod paths;
 mod policy;
 pub mod rate;
 pub mod shell;
+pub mod signing;
 pub mod webhook;
 
 pub use classify::{ToolHints, BUILTIN_LABEL};
@@ -35,4 +39,6 @@ pub use config::{
     WebhookConfig,
 };
 pub use counters::InProcessCounters;
+pub use delivery::{Delivered, DeliveryConfig, DeliveryError, WebhookDelivery};
 pub use policy::Governance;
+pub use signing::{SecretConfig, SignedHeaders, SigningError, WebhookSecret};

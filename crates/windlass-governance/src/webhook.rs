@@ -1,14 +1,18 @@
 //! The policy webhook: an operator service that sees each pending
 //! server-side call (after the local rules passed) and answers allow, deny
 //! with a reason, rewrite the arguments, or require an approval. No answer
-//! in time, or an unreadable one, means `on_error` (deny by default).
+//! in time, or an unreadable one, means `on_error` (deny by default). With a
+//! `secret`, every request is signed as a Standard Webhook.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use windlass_protocol::ids::new_id;
+
 use crate::config::{OnError, WebhookConfig};
+use crate::signing::WebhookSecret;
 
 /// What the webhook is sent (one JSON object per call).
 #[derive(Debug, Clone, Serialize)]
@@ -49,6 +53,8 @@ pub enum WebhookAnswer {
 pub struct Webhook {
     client: reqwest::Client,
     config: WebhookConfig,
+    /// Signs each request (Standard Webhooks) when configured.
+    secret: Option<WebhookSecret>,
 }
 
 impl Webhook {
@@ -61,7 +67,12 @@ impl Webhook {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| e.to_string())?;
-        Ok(Webhook { client, config })
+        let secret = config.signing_secret().map_err(|e| e.to_string())?;
+        Ok(Webhook {
+            client,
+            config,
+            secret,
+        })
     }
 
     /// Asks about one call. A failure yields `on_error`'s answer, with why.
@@ -82,7 +93,16 @@ impl Webhook {
     }
 
     async fn post(&self, call: &WebhookCall<'_>) -> Result<WebhookAnswer, String> {
-        let send = self.client.post(&self.config.url).json(call).send();
+        let body = serde_json::to_vec(call).map_err(|e| format!("unencodable call: {e}"))?;
+        let mut request = self
+            .client
+            .post(&self.config.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json");
+        if let Some(secret) = &self.secret {
+            // One id per question: each call is its own message.
+            request = secret.headers(&new_id("msg"), &body).apply(request);
+        }
+        let send = request.body(body).send();
         let limit = Duration::from_millis(self.config.timeout_ms);
         let response = tokio::time::timeout(limit, async {
             let response = send.await.map_err(|e| format!("request failed: {e}"))?;

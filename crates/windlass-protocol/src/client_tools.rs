@@ -1,15 +1,16 @@
 //! OpenAI's client-side tool shapes beyond plain functions: `namespace`
 //! groups, `custom` (free-form input) tools and their call items, and the
-//! names of OpenAI's hosted tool types, which a gateway cannot run.
+//! names of OpenAI's own tool types (hosted or client-run).
 
 use serde::{Deserialize, Serialize};
 
 use crate::items::{ItemStatus, ToolOutput};
 use crate::tools::FunctionTool;
 
-/// Hosted tool types of the OpenAI API: OpenAI runs them on its side. A
-/// request may carry them (Codex sends `web_search`); Windlass does not offer
-/// them to the model and keeps them in the response's `tools`.
+/// OpenAI's own tool types: hosted ones OpenAI runs (`web_search`,
+/// `code_interpreter`, ...) and client-run ones with their own item shapes
+/// (`shell`, `apply_patch`, ...). A request may carry them (Codex sends
+/// `web_search`); the gateway decides per type whether it serves one.
 pub const HOSTED_TOOL_TYPES: [&str; 15] = [
     "web_search",
     "web_search_2025_08_26",

@@ -109,6 +109,7 @@ open_enum! {
     /// An annotation on output text.
     pub enum Annotation {
         "url_citation" => UrlCitation(UrlCitation),
+        "file_citation" => FileCitation(FileCitation),
     }
 }
 
@@ -124,6 +125,15 @@ pub struct UrlCitation {
     pub start_index: u64,
     pub end_index: u64,
     pub title: String,
+}
+
+/// A citation of a file the answer drew on (`file_search`): `index` is the
+/// position in the text the citation marks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileCitation {
+    pub file_id: String,
+    pub filename: String,
+    pub index: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -213,6 +213,63 @@ pub enum EventData {
         output_index: usize,
         input: String,
     },
+    #[serde(rename = "response.file_search_call.in_progress")]
+    FileSearchCallInProgress {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.file_search_call.searching")]
+    FileSearchCallSearching {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.file_search_call.completed")]
+    FileSearchCallCompleted {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.web_search_call.in_progress")]
+    WebSearchCallInProgress {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.web_search_call.searching")]
+    WebSearchCallSearching {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.web_search_call.completed")]
+    WebSearchCallCompleted {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.code_interpreter_call.in_progress")]
+    CodeInterpreterCallInProgress {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.code_interpreter_call.interpreting")]
+    CodeInterpreterCallInterpreting {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.code_interpreter_call.completed")]
+    CodeInterpreterCallCompleted {
+        item_id: String,
+        output_index: usize,
+    },
+    #[serde(rename = "response.code_interpreter_call_code.delta")]
+    CodeInterpreterCallCodeDelta {
+        item_id: String,
+        output_index: usize,
+        delta: String,
+    },
+    #[serde(rename = "response.code_interpreter_call_code.done")]
+    CodeInterpreterCallCodeDone {
+        item_id: String,
+        output_index: usize,
+        code: String,
+    },
 
     /// An event type this version does not know; kept verbatim (clients only).
     #[serde(untagged)]
@@ -259,6 +316,17 @@ impl EventData {
             McpCallArgumentsDone { .. } => "response.mcp_call_arguments.done",
             CustomToolCallInputDelta { .. } => "response.custom_tool_call_input.delta",
             CustomToolCallInputDone { .. } => "response.custom_tool_call_input.done",
+            FileSearchCallInProgress { .. } => "response.file_search_call.in_progress",
+            FileSearchCallSearching { .. } => "response.file_search_call.searching",
+            FileSearchCallCompleted { .. } => "response.file_search_call.completed",
+            WebSearchCallInProgress { .. } => "response.web_search_call.in_progress",
+            WebSearchCallSearching { .. } => "response.web_search_call.searching",
+            WebSearchCallCompleted { .. } => "response.web_search_call.completed",
+            CodeInterpreterCallInProgress { .. } => "response.code_interpreter_call.in_progress",
+            CodeInterpreterCallInterpreting { .. } => "response.code_interpreter_call.interpreting",
+            CodeInterpreterCallCompleted { .. } => "response.code_interpreter_call.completed",
+            CodeInterpreterCallCodeDelta { .. } => "response.code_interpreter_call_code.delta",
+            CodeInterpreterCallCodeDone { .. } => "response.code_interpreter_call_code.done",
             Unknown(v) => v.get("type").and_then(Value::as_str).unwrap_or("unknown"),
         }
     }

@@ -4,10 +4,17 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::apply_patch::{ApplyPatchCall, ApplyPatchCallOutput};
 use crate::client_tools::{CustomToolCall, CustomToolCallOutput};
+use crate::code_interpreter::CodeInterpreterCall;
+use crate::computer::{ComputerCall, ComputerCallOutput};
 use crate::content::ContentPart;
+use crate::file_search::FileSearchCall;
+use crate::image_generation::ImageGenerationCall;
 use crate::mcp::{McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools};
 use crate::open_enum::open_enum;
+use crate::shell_calls::{LocalShellCall, LocalShellCallOutput, ShellCall, ShellCallOutput};
+use crate::web_search::WebSearchCall;
 
 open_enum! {
     /// Every item that can appear in `input`, `output` or the stored transcript.
@@ -24,6 +31,18 @@ open_enum! {
         "mcp_approval_response" => McpApprovalResponse(McpApprovalResponse),
         "custom_tool_call" => CustomToolCall(CustomToolCall),
         "custom_tool_call_output" => CustomToolCallOutput(CustomToolCallOutput),
+        "file_search_call" => FileSearchCall(FileSearchCall),
+        "web_search_call" => WebSearchCall(WebSearchCall),
+        "code_interpreter_call" => CodeInterpreterCall(CodeInterpreterCall),
+        "image_generation_call" => ImageGenerationCall(ImageGenerationCall),
+        "shell_call" => ShellCall(ShellCall),
+        "shell_call_output" => ShellCallOutput(ShellCallOutput),
+        "local_shell_call" => LocalShellCall(LocalShellCall),
+        "local_shell_call_output" => LocalShellCallOutput(LocalShellCallOutput),
+        "apply_patch_call" => ApplyPatchCall(ApplyPatchCall),
+        "apply_patch_call_output" => ApplyPatchCallOutput(ApplyPatchCallOutput),
+        "computer_call" => ComputerCall(ComputerCall),
+        "computer_call_output" => ComputerCallOutput(ComputerCallOutput),
     }
 }
 
@@ -59,8 +78,40 @@ impl Item {
             Item::McpApprovalResponse(m) => m.id.as_deref(),
             Item::CustomToolCall(c) => c.id.as_deref(),
             Item::CustomToolCallOutput(o) => o.id.as_deref(),
+            Item::FileSearchCall(c) => Some(&c.id),
+            Item::WebSearchCall(c) => Some(&c.id),
+            Item::CodeInterpreterCall(c) => Some(&c.id),
+            Item::ImageGenerationCall(c) => Some(&c.id),
+            Item::ShellCall(c) => c.id.as_deref(),
+            Item::ShellCallOutput(o) => o.id.as_deref(),
+            Item::LocalShellCall(c) => Some(&c.id),
+            Item::LocalShellCallOutput(o) => o.id.as_deref(),
+            Item::ApplyPatchCall(c) => c.id.as_deref(),
+            Item::ApplyPatchCallOutput(o) => o.id.as_deref(),
+            Item::ComputerCall(c) => Some(&c.id),
+            Item::ComputerCallOutput(o) => o.id.as_deref(),
             Item::Unknown(v) => v.get("id").and_then(Value::as_str),
         }
+    }
+
+    /// An item of one of OpenAI's own tools (hosted calls such as
+    /// `web_search_call`, client-run calls such as `shell_call`, and their
+    /// outputs), as opposed to function, custom and MCP items.
+    pub fn is_openai_tool_item(&self) -> bool {
+        matches!(
+            self,
+            Item::WebSearchCall(_)
+                | Item::CodeInterpreterCall(_)
+                | Item::ImageGenerationCall(_)
+                | Item::ShellCall(_)
+                | Item::ShellCallOutput(_)
+                | Item::LocalShellCall(_)
+                | Item::LocalShellCallOutput(_)
+                | Item::ApplyPatchCall(_)
+                | Item::ApplyPatchCallOutput(_)
+                | Item::ComputerCall(_)
+                | Item::ComputerCallOutput(_)
+        )
     }
 
     /// A user message with one text part.

@@ -33,7 +33,7 @@ pub enum McpAllowedTools {
     Filter(McpToolFilter),
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct McpToolFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_names: Option<Vec<String>>,
@@ -42,21 +42,21 @@ pub struct McpToolFilter {
 }
 
 /// `require_approval`: `"always"`, `"never"`, or per-tool filters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum McpRequireApproval {
     Mode(McpApprovalMode),
     Filter(McpApprovalFilter),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum McpApprovalMode {
     Always,
     Never,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct McpApprovalFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub always: Option<McpToolFilter>,

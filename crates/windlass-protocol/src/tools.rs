@@ -4,9 +4,16 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::apply_patch::ApplyPatchTool;
 use crate::client_tools::{CustomTool, NamespaceTool};
+use crate::file_search::FileSearchTool;
+use crate::code_interpreter::CodeInterpreterTool;
+use crate::computer::ComputerUsePreviewTool;
+use crate::image_generation::ImageGenerationTool;
 use crate::mcp::McpTool;
 use crate::open_enum::open_enum;
+use crate::shell_calls::{LocalShellTool, ShellTool};
+use crate::web_search::WebSearchTool;
 
 open_enum! {
     /// A tool the model may call.
@@ -15,6 +22,17 @@ open_enum! {
         "mcp" => Mcp(McpTool),
         "namespace" => Namespace(NamespaceTool),
         "custom" => Custom(CustomTool),
+        "file_search" => FileSearch(FileSearchTool),
+        "web_search" => WebSearch(WebSearchTool),
+        "web_search_2025_08_26" => WebSearch20250826(WebSearchTool),
+        "web_search_preview" => WebSearchPreview(WebSearchTool),
+        "web_search_preview_2025_03_11" => WebSearchPreview20250311(WebSearchTool),
+        "code_interpreter" => CodeInterpreter(CodeInterpreterTool),
+        "shell" => Shell(ShellTool),
+        "local_shell" => LocalShell(LocalShellTool),
+        "apply_patch" => ApplyPatch(ApplyPatchTool),
+        "computer_use_preview" => ComputerUsePreview(ComputerUsePreviewTool),
+        "image_generation" => ImageGeneration(ImageGenerationTool),
     }
 }
 
@@ -23,10 +41,23 @@ impl Tool {
         Err("tool is missing `type`".into())
     }
 
-    /// One of OpenAI's hosted tools (`web_search`, ...), which run at OpenAI.
+    /// One of OpenAI's own tool types (`web_search`, `code_interpreter`,
+    /// `shell`, ...), typed or not: OpenAI runs or defines them, and a
+    /// gateway decides per type whether it serves them.
     pub fn is_hosted(&self) -> bool {
-        matches!(self, Tool::Unknown(_))
-            && crate::client_tools::is_hosted_tool_type(self.type_name())
+        crate::client_tools::is_hosted_tool_type(self.type_name())
+    }
+
+    /// The settings of any `web_search` type (the plain and preview types
+    /// and their dated aliases).
+    pub fn web_search(&self) -> Option<&WebSearchTool> {
+        match self {
+            Tool::WebSearch(t)
+            | Tool::WebSearch20250826(t)
+            | Tool::WebSearchPreview(t)
+            | Tool::WebSearchPreview20250311(t) => Some(t),
+            _ => None,
+        }
     }
 }
 

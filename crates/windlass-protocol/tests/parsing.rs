@@ -138,15 +138,15 @@ fn item_without_type_role_or_id_is_an_error() {
 #[test]
 fn unknown_item_type_is_kept_verbatim() {
     let raw = json!({
-        "type": "web_search_call",
-        "id": "ws_1",
+        "type": "tool_search_call",
+        "id": "ts_1",
         "status": "completed",
-        "action": {"type": "search", "query": "rust", "sources": [1, 2.5, null, true]}
+        "arguments": {"query": "rust", "hits": [1, 2.5, null, true]}
     });
     let item: Item = parse(raw.clone()).unwrap();
     assert_eq!(item, Item::Unknown(raw.clone()));
-    assert_eq!(item.type_name(), "web_search_call");
-    assert_eq!(item.id(), Some("ws_1"));
+    assert_eq!(item.type_name(), "tool_search_call");
+    assert_eq!(item.id(), Some("ts_1"));
     assert_eq!(serde_json::to_value(&item).unwrap(), raw);
     assert_eq!(
         serde_json::to_string(&item).unwrap(),

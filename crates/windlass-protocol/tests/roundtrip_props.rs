@@ -103,6 +103,19 @@ const ITEM_TYPES: &[&str] = &[
     "mcp_call",
     "mcp_approval_request",
     "mcp_approval_response",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "web_search_call",
+    "code_interpreter_call",
+    "image_generation_call",
+    "shell_call",
+    "shell_call_output",
+    "local_shell_call",
+    "local_shell_call_output",
+    "apply_patch_call",
+    "apply_patch_call_output",
+    "computer_call",
+    "computer_call_output",
 ];
 const CONTENT_TYPES: &[&str] = &[
     "input_text",
@@ -116,7 +129,22 @@ const CONTENT_TYPES: &[&str] = &[
     "input_video",
 ];
 const ANNOTATION_TYPES: &[&str] = &["url_citation"];
-const TOOL_TYPES: &[&str] = &["function", "mcp"];
+const TOOL_TYPES: &[&str] = &[
+    "function",
+    "mcp",
+    "namespace",
+    "custom",
+    "web_search",
+    "web_search_2025_08_26",
+    "web_search_preview",
+    "web_search_preview_2025_03_11",
+    "code_interpreter",
+    "shell",
+    "local_shell",
+    "apply_patch",
+    "computer_use_preview",
+    "image_generation",
+];
 const TOOL_CHOICE_TYPES: &[&str] = &["function", "allowed_tools", "mcp"];
 const TEXT_FORMAT_TYPES: &[&str] = &["text", "json_object", "json_schema"];
 const EVENT_TYPES: &[&str] = &[

@@ -1256,6 +1256,52 @@ fn all_event_data() -> Vec<EventData> {
             output_index: 0,
             input: "*** Begin".into(),
         },
+        FileSearchCallInProgress {
+            item_id: id(),
+            output_index: 0,
+        },
+        FileSearchCallSearching {
+            item_id: id(),
+            output_index: 0,
+        },
+        FileSearchCallCompleted {
+            item_id: id(),
+            output_index: 0,
+        },
+        WebSearchCallInProgress {
+            item_id: id(),
+            output_index: 0,
+        },
+        WebSearchCallSearching {
+            item_id: id(),
+            output_index: 0,
+        },
+        WebSearchCallCompleted {
+            item_id: id(),
+            output_index: 0,
+        },
+        CodeInterpreterCallInProgress {
+            item_id: id(),
+            output_index: 0,
+        },
+        CodeInterpreterCallInterpreting {
+            item_id: id(),
+            output_index: 0,
+        },
+        CodeInterpreterCallCompleted {
+            item_id: id(),
+            output_index: 0,
+        },
+        CodeInterpreterCallCodeDelta {
+            item_id: id(),
+            output_index: 0,
+            delta: "print(".into(),
+        },
+        CodeInterpreterCallCodeDone {
+            item_id: id(),
+            output_index: 0,
+            code: "print(6*7)".into(),
+        },
     ]
 }
 
@@ -1300,10 +1346,21 @@ fn variant_ordinal(e: &EventData) -> usize {
         McpCallArgumentsDone { .. } => 33,
         CustomToolCallInputDelta { .. } => 34,
         CustomToolCallInputDone { .. } => 35,
+        FileSearchCallInProgress { .. } => 36,
+        FileSearchCallSearching { .. } => 37,
+        FileSearchCallCompleted { .. } => 38,
+        WebSearchCallInProgress { .. } => 39,
+        WebSearchCallSearching { .. } => 40,
+        WebSearchCallCompleted { .. } => 41,
+        CodeInterpreterCallInProgress { .. } => 42,
+        CodeInterpreterCallInterpreting { .. } => 43,
+        CodeInterpreterCallCompleted { .. } => 44,
+        CodeInterpreterCallCodeDelta { .. } => 45,
+        CodeInterpreterCallCodeDone { .. } => 46,
         Unknown(_) => usize::MAX,
     }
 }
-const EVENT_VARIANTS: usize = 36;
+const EVENT_VARIANTS: usize = 47;
 
 /// Required keys of the events that are extensions (no contract schema).
 const EXTENSION_EVENT_KEYS: &[(&str, &[&str])] = &[
@@ -1378,6 +1435,56 @@ const EXTENSION_EVENT_KEYS: &[(&str, &[&str])] = &[
             "output_index",
             "input",
         ],
+    ),
+    (
+        "response.file_search_call.in_progress",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.file_search_call.searching",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.file_search_call.completed",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.web_search_call.in_progress",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.web_search_call.searching",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.web_search_call.completed",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.code_interpreter_call.in_progress",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.code_interpreter_call.interpreting",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.code_interpreter_call.completed",
+        &["type", "sequence_number", "item_id", "output_index"],
+    ),
+    (
+        "response.code_interpreter_call_code.delta",
+        &[
+            "type",
+            "sequence_number",
+            "item_id",
+            "output_index",
+            "delta",
+        ],
+    ),
+    (
+        "response.code_interpreter_call_code.done",
+        &["type", "sequence_number", "item_id", "output_index", "code"],
     ),
 ];
 

@@ -41,6 +41,21 @@ pub trait WireCodec: Send + Sync + 'static {
     /// Appended to the base URL for a model turn, e.g. `/chat/completions`.
     const TURN_PATH: &'static str;
 
+    /// Whether the kind's reasoning is plain text (chat completions'
+    /// `reasoning_content`, Anthropic's thinking), given as the reasoning
+    /// summary when the client asks for one (`reasoning.summary`); a kind
+    /// with real summaries sends them itself.
+    const REASONING_IS_TEXT: bool = true;
+
+    /// The kind's own token-counting endpoint: the path after the base URL
+    /// and the body counting `request`, if the kind has one.
+    fn count_request(
+        &self,
+        _request: &ModelRequest,
+    ) -> Option<Result<(&'static str, Vec<u8>), ProviderError>> {
+        None
+    }
+
     /// Headers sent with every request: authentication and versions.
     fn headers(&self, api_key: Option<&str>) -> Result<HeaderMap, ProviderError>;
 

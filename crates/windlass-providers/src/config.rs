@@ -41,6 +41,35 @@ pub struct ChatProviderConfig {
     /// A PEM bundle of extra CA certificates trusted besides the platform's
     /// store (a model server behind a private CA).
     pub ca_file: Option<PathBuf>,
+    /// How this upstream counts input tokens.
+    pub tokenizer: Tokenizer,
+    /// The models' context length in tokens, when the upstream's model
+    /// metadata does not say (or says something else than what to use).
+    pub context_length: Option<u64>,
+}
+
+/// Which token counter an upstream has (`tokenize` in its config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+pub enum Tokenizer {
+    /// chat kind: llama.cpp when the server answers `GET /props`, vLLM when
+    /// it answers `GET /version`, else an estimate (asked once, then kept);
+    /// responses and anthropic kinds: the kind's own endpoint.
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    /// llama.cpp's server: `POST /apply-template` then `POST /tokenize`.
+    #[serde(rename = "llama.cpp")]
+    LlamaCpp,
+    /// vLLM: `POST /tokenize` with the messages.
+    #[serde(rename = "vllm")]
+    Vllm,
+    /// The kind's own endpoint: `POST /responses/input_tokens` (OpenAI),
+    /// `POST /messages/count_tokens` (Anthropic).
+    #[serde(rename = "native")]
+    Native,
+    /// No tokenizer: Windlass estimates (and says so).
+    #[serde(rename = "none")]
+    None,
 }
 
 impl ChatProviderConfig {
@@ -75,6 +104,8 @@ impl Default for ChatProviderConfig {
             extra_headers: Vec::new(),
             max_tokens_field: MaxTokensField::MaxTokens,
             ca_file: None,
+            tokenizer: Tokenizer::Auto,
+            context_length: None,
         }
     }
 }

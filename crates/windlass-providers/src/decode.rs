@@ -19,6 +19,7 @@ use windlass_protocol::{InputTokensDetails, OutputTokensDetails, Usage};
 use crate::codec::EventDecoder;
 use crate::ending::{normalize_finish, Ending};
 use crate::http_error::error_from_value;
+use crate::logprobs::{text_event, TokenWire};
 use crate::wire::{Chunk, Completion, Delta, Str, ToolCallChunk, UsageWire};
 
 /// Status reported for an error the upstream sent inside a 200 response.
@@ -97,7 +98,8 @@ impl StreamDecoder {
         if let Some(choice) = chunk.choices {
             self.saw_choice = true;
             if let Some(delta) = choice.delta {
-                self.delta(delta, out);
+                let tokens = choice.logprobs.and_then(|l| l.content);
+                self.delta(delta, tokens, out);
             }
             if let Some(reason) = choice.finish_reason {
                 self.end.finish = Some(map_finish(reason.as_str()));
@@ -132,11 +134,18 @@ impl StreamDecoder {
         self.end.flush(out);
     }
 
-    fn delta(&mut self, delta: Delta<'_>, out: &mut VecDeque<ModelEvent>) {
+    fn delta(
+        &mut self,
+        delta: Delta<'_>,
+        tokens: Option<Vec<TokenWire>>,
+        out: &mut VecDeque<ModelEvent>,
+    ) {
         // Servers in transition send both names with the same text.
         let reasoning = delta.reasoning_content.or(delta.reasoning);
         push_text(out, reasoning, ModelEvent::ReasoningDelta);
-        push_text(out, delta.content, ModelEvent::TextDelta);
+        if let Some(text) = delta.content.filter(|t| !t.as_str().is_empty()) {
+            out.push_back(text_event(text.into_string(), tokens));
+        }
         push_text(out, delta.refusal, ModelEvent::RefusalDelta);
         for call in delta.tool_calls.into_iter().flatten() {
             self.tool_call(call, out);
@@ -260,7 +269,8 @@ pub fn decode_completion(body: &[u8]) -> Result<Vec<ModelEvent>, ProviderError> 
             events.push(ModelEvent::ReasoningDelta(r));
         }
         if let Some(text) = msg.content.and_then(content_text) {
-            events.push(ModelEvent::TextDelta(text));
+            let tokens = choice.logprobs.and_then(|l| l.content);
+            events.push(text_event(text, tokens));
         }
         if let Some(r) = msg.refusal.filter(|r| !r.is_empty()) {
             events.push(ModelEvent::RefusalDelta(r));

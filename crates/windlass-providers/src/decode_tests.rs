@@ -355,3 +355,40 @@ fn a_stream_without_choices_fails() {
         );
     }
 }
+
+#[test]
+fn chunks_with_logprobs_carry_them_with_their_text() {
+    let body = [
+        data(r#"{"choices":[{"index":0,"delta":{"content":"Hel"},"logprobs":{"content":[{"token":"Hel","logprob":-0.25,"bytes":[72,101,108],"top_logprobs":[{"token":"Hel","logprob":-0.25,"bytes":[72,101,108]},{"token":"Hi","logprob":-2.0,"bytes":null}]}]}}]}"#),
+        data(r#"{"choices":[{"index":0,"delta":{"content":"lo"},"logprobs":null}]}"#),
+        data(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    let events: Vec<ModelEvent> = run_str(&body).into_iter().map(Result::unwrap).collect();
+    let ModelEvent::TextDeltaLogprobs { delta, logprobs } = &events[0] else {
+        panic!("{events:?}");
+    };
+    assert_eq!(delta, "Hel");
+    assert_eq!(logprobs.len(), 1);
+    assert_eq!(logprobs[0].logprob, -0.25);
+    assert_eq!(logprobs[0].bytes, b"Hel".to_vec());
+    assert_eq!(logprobs[0].top_logprobs[1].token, "Hi");
+    // `bytes: null` becomes the token's own bytes.
+    assert_eq!(logprobs[0].top_logprobs[1].bytes, b"Hi".to_vec());
+    assert_eq!(events[1], ModelEvent::TextDelta("lo".into()));
+    assert_eq!(events[2], ModelEvent::Finished(FinishReason::Stop));
+}
+
+#[test]
+fn a_completion_with_logprobs_carries_them() {
+    let body = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Yes"},
+        "logprobs":{"content":[{"token":"Yes","logprob":-0.01,"top_logprobs":[]}]},
+        "finish_reason":"stop"}]}"#;
+    let events = decode_completion(body.as_bytes()).expect("decodes");
+    assert!(
+        matches!(&events[0], ModelEvent::TextDeltaLogprobs { delta, logprobs }
+            if delta == "Yes" && logprobs[0].token == "Yes" && logprobs[0].logprob == -0.01),
+        "{events:?}"
+    );
+}

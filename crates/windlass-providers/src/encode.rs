@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 use windlass_engine::{ModelRequest, ModelTool, ModelToolChoice, ProviderError};
-use windlass_protocol::{ReasoningEffort, TextFormat};
+use windlass_protocol::{ReasoningEffort, TextFormat, Verbosity};
 
 use crate::config::MaxTokensField;
 use crate::messages::{encode_messages, ChatMessage};
@@ -45,6 +45,14 @@ pub struct ChatRequest<'a> {
     response_format: Option<ResponseFormat<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<ReasoningEffort>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verbosity: Option<Verbosity>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service_tier: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    safety_identifier: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     user: Option<&'a str>,
     stream: bool,
@@ -133,10 +141,16 @@ pub fn encode_request(
         frequency_penalty: req.frequency_penalty,
         max_tokens,
         max_completion_tokens,
-        logprobs: req.top_logprobs.map(|_| true),
-        top_logprobs: req.top_logprobs,
+        // OpenAI shows log probabilities only when `include` asks for them,
+        // so only then are they computed.
+        logprobs: req.logprobs.then_some(true),
+        top_logprobs: req.top_logprobs.filter(|_| req.logprobs),
         response_format: encode_format(req.text_format.as_ref())?,
         reasoning_effort: req.reasoning_effort,
+        verbosity: req.verbosity,
+        service_tier: req.service_tier.as_deref(),
+        prompt_cache_key: req.prompt_cache_key.as_deref(),
+        safety_identifier: req.safety_identifier.as_deref(),
         user: req.user.as_deref(),
         stream: req.stream,
         stream_options: req.stream.then_some(StreamOptions {

@@ -122,6 +122,7 @@ fn sampling_and_output_options() {
     r.frequency_penalty = Some(0.2);
     r.max_output_tokens = Some(100);
     r.top_logprobs = Some(3);
+    r.logprobs = true;
     r.reasoning_effort = Some(ReasoningEffort::High);
     r.user = Some("u1".into());
     let v = encode(&r);

@@ -15,11 +15,14 @@ pub mod anthropic;
 mod chat;
 mod codec;
 mod config;
+mod count;
 pub mod decode;
+mod embeddings;
 pub mod encode;
 mod ending;
 mod glob;
 mod http_error;
+mod logprobs;
 mod messages;
 mod provider;
 mod pump;
@@ -34,7 +37,8 @@ mod wire;
 pub use anthropic::AnthropicWire;
 pub use chat::ChatWire;
 pub use codec::{EventDecoder, WireCodec};
-pub use config::{ChatProviderConfig, MaxTokensField, DEFAULT_UPSTREAM_TIMEOUT};
+pub use config::{ChatProviderConfig, MaxTokensField, Tokenizer, DEFAULT_UPSTREAM_TIMEOUT};
+pub use embeddings::{EmbeddingsClient, DEFAULT_BATCH as DEFAULT_EMBEDDING_BATCH};
 pub use glob::glob_match;
 pub use provider::{ChatCompletionsProvider, HttpProvider};
 pub use responses::ResponsesWire;
@@ -47,7 +51,7 @@ pub type ResponsesProvider = HttpProvider<ResponsesWire>;
 pub type AnthropicProvider = HttpProvider<AnthropicWire>;
 
 /// The wire format of an upstream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UpstreamKind {
     /// `/v1/chat/completions`.
@@ -74,3 +78,6 @@ pub fn provider_for(
         }
     })
 }
+
+#[cfg(test)]
+mod forwarding_tests;

@@ -298,7 +298,7 @@ fn tool_output_parts() {
 
 #[test]
 fn items_the_engine_should_have_resolved_are_unsupported() {
-    let unknown: Item = serde_json::from_value(json!({"type": "web_search_call", "id": "w"}))
+    let unknown: Item = serde_json::from_value(json!({"type": "tool_search_call", "id": "w"}))
         .expect("unknown item");
     let mcp: Item = serde_json::from_value(json!({
         "type": "mcp_approval_response", "approval_request_id": "a", "approve": true

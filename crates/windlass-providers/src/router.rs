@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast;
 use windlass_engine::{
-    ModelInfo, ModelProvider, ModelRequest, ModelStream, ProviderError, TimeoutPhase,
+    ModelInfo, ModelProvider, ModelRequest, ModelStream, ProviderError, TimeoutPhase, TokenCount,
 };
 
 use crate::glob::glob_match;
@@ -182,6 +182,27 @@ impl ModelProvider for RouterProvider {
         let mut renamed = request.clone();
         renamed.model = name;
         provider.check(&renamed)
+    }
+
+    /// Counted by the upstream the model routes to first.
+    async fn count_tokens(&self, request: &ModelRequest) -> Result<TokenCount, ProviderError> {
+        let (i, name) = self
+            .route(&request.model)
+            .ok_or_else(|| Self::unknown_model(&request.model))?;
+        let provider = &self.upstreams[i].provider;
+        if name == request.model {
+            return provider.count_tokens(request).await;
+        }
+        let mut renamed = request.clone();
+        renamed.model = name;
+        provider.count_tokens(&renamed).await
+    }
+
+    async fn context_length(&self, model: &str) -> Result<Option<u64>, ProviderError> {
+        let (i, name) = self
+            .route(model)
+            .ok_or_else(|| Self::unknown_model(model))?;
+        self.upstreams[i].provider.context_length(&name).await
     }
 
     async fn start(&self, mut request: ModelRequest) -> Result<ModelStream, ProviderError> {

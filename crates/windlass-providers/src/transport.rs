@@ -164,6 +164,12 @@ impl Transport {
         Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))))
     }
 
+    /// The whole body of a non-streamed answer (a JSON endpoint such as
+    /// `/embeddings`), failing if it stalls.
+    pub(crate) async fn body(&self, answer: Answer) -> Result<Vec<u8>, ProviderError> {
+        read_body(answer.response, self.cfg.idle_timeout).await
+    }
+
     /// Streams an SSE response. The first chunk is awaited here so a silent
     /// upstream fails `start` with a first-byte timeout, as the port asks.
     async fn stream(
@@ -190,6 +196,42 @@ impl Transport {
         )))
     }
 
+    /// The server's root: `base_url` without a trailing `/v1`, where
+    /// llama.cpp and vLLM serve `/tokenize`, `/props` and `/version`.
+    pub(crate) fn root_endpoint(&self, path: &str) -> Result<Url, ProviderError> {
+        let base = self.cfg.base_url.trim().trim_end_matches('/');
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        let url = Url::parse(&format!("{root}{path}"))
+            .map_err(|e| config_error(format!("invalid base_url `{base}`: {e}")))?;
+        Ok(url)
+    }
+
+    /// POSTs a JSON body and reads the whole JSON answer (with the usual
+    /// retries before the first byte).
+    pub(crate) async fn post_json(
+        &self,
+        url: &Url,
+        body: Vec<u8>,
+    ) -> Result<serde_json::Value, ProviderError> {
+        let body = Bytes::from(body);
+        let answer = self
+            .send(url, || {
+                self.client
+                    .post(url.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .header(ACCEPT, "application/json")
+                    .body(body.clone())
+            })
+            .await?;
+        json_body(answer, self.cfg.idle_timeout).await
+    }
+
+    /// GETs a JSON answer.
+    pub(crate) async fn get_json(&self, url: &Url) -> Result<serde_json::Value, ProviderError> {
+        let answer = self.send(url, || self.client.get(url.clone())).await?;
+        json_body(answer, self.cfg.idle_timeout).await
+    }
+
     /// `GET base_url/models` in the OpenAI list shape (Anthropic's list has
     /// the same `data[].id`).
     pub(crate) async fn list_models(&self) -> Result<Vec<ModelInfo>, ProviderError> {
@@ -208,6 +250,12 @@ impl Transport {
             })
             .collect())
     }
+}
+
+async fn json_body(answer: Answer, idle: Duration) -> Result<serde_json::Value, ProviderError> {
+    let body = read_body(answer.response, idle).await?;
+    serde_json::from_slice(&body)
+        .map_err(|e| ProviderError::Protocol(format!("invalid JSON answer: {e}")))
 }
 
 fn with_extra_headers(

@@ -3,7 +3,7 @@
 //! Stream chunks are parsed once per token, so their types borrow from the
 //! SSE data (`Str` keeps unescaped text as a slice) and keep only the first
 //! choice instead of collecting a `Vec` per chunk. Unknown fields (ids,
-//! timestamps, logprobs) are skipped without being built.
+//! timestamps) are skipped without being built.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -11,6 +11,8 @@ use std::fmt;
 use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+use crate::logprobs::ChoiceLogprobs;
 
 /// A JSON string borrowed from the input when it has no escapes.
 ///
@@ -78,6 +80,9 @@ pub(crate) struct ChunkChoice<'a> {
     pub delta: Option<Delta<'a>>,
     #[serde(borrow, default)]
     pub finish_reason: Option<Str<'a>>,
+    /// Present only when log probabilities were asked for.
+    #[serde(default)]
+    pub logprobs: Option<Box<ChoiceLogprobs>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -190,6 +195,8 @@ pub(crate) struct CompletionChoice {
     pub message: Option<CompletionMessage>,
     #[serde(default)]
     pub finish_reason: Option<String>,
+    #[serde(default)]
+    pub logprobs: Option<ChoiceLogprobs>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -52,6 +52,36 @@ fn call(
     })
 }
 
+/// Asked for a reasoning summary, a chat completions upstream's reasoning
+/// text is given as the summary (it has nothing else).
+#[tokio::test]
+async fn reasoning_text_becomes_the_summary_when_one_is_asked_for() {
+    let fake = Fake::start().await;
+    fake.push(Script::sse(vec![
+        delta(json!({"reasoning_content": "think"})),
+        delta(json!({"content": "ok"})),
+        finish("stop"),
+        DONE.into(),
+    ]));
+    let mut req = request(true);
+    req.reasoning_summary = Some(windlass_protocol::ReasoningSummary::Auto);
+    let stream = provider(&fake).start(req).await.expect("starts");
+    assert_eq!(
+        collect(stream).await,
+        vec![
+            Ok(ModelEvent::ReasoningSummaryDelta {
+                summary_index: 0,
+                delta: "think".into()
+            }),
+            Ok(ModelEvent::TextDelta("ok".into())),
+            Ok(ModelEvent::Finished(FinishReason::Stop)),
+        ]
+    );
+    // Nothing about summaries goes up: chat completions has no such field.
+    let body = &fake.requests()[0].body;
+    assert!(body.get("reasoning").is_none() && body.get("reasoning_summary").is_none());
+}
+
 #[tokio::test]
 async fn streamed_text_with_usage() {
     let fake = Fake::start().await;

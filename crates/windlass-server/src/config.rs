@@ -78,7 +78,7 @@ pub struct ServerConfig {
 }
 
 /// `GET /metrics` (Prometheus), `[server.metrics]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
     /// Record metrics and serve `/metrics`; false: neither (404).
@@ -128,7 +128,7 @@ impl ServerConfig {
 }
 
 /// The `[server]` table. Every key is optional.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerFile {
     pub max_body_bytes: Option<usize>,
@@ -161,7 +161,7 @@ pub struct ServerFile {
 }
 
 /// `[server.tenants.<name>]`: one tenant's budgets, over all its keys.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TenantFile {
     pub requests_per_minute: Option<u64>,

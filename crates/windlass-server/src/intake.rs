@@ -3,12 +3,12 @@
 //! the engine. Every route that reads a JSON body, and every surface that
 //! starts a response (JSON, SSE, WebSocket, a background run restarted after
 //! a crash), goes through here; this is the only file that calls the
-//! engine's `prepare*` functions and the prepared run's setters.
+//! engine's `prepare`.
 
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use windlass_engine::{ClientToolsStatus, EngineError, PreparedRun};
+use windlass_engine::{ClientToolsStatus, EngineError, PreparedRun, RunContext};
 use windlass_protocol::{CreateResponseRequest, Item, Tool};
 
 use crate::client_tools_status;
@@ -31,7 +31,7 @@ pub(crate) struct Admitted {
 /// Checks, admits (quotas) and prepares a create for whoever `key`
 /// authenticated, in its tenant: every surface that starts a response (HTTP,
 /// WebSocket) goes through here. `known`: see
-/// [`windlass_engine::Engine::prepare_from`].
+/// [`windlass_engine::RunContext::known_context`].
 pub(crate) async fn prepare(
     app: &AppState,
     key: Option<&AuthedKey>,
@@ -55,9 +55,11 @@ pub(crate) async fn prepare(
         Some(true) => ResumeBlob::of(&req, principal.as_deref(), status),
         _ => None,
     };
-    let mut prepared = app.engine.prepare_from(tenant.as_str(), req, known).await?;
-    prepared.set_client_tools_status(status);
-    prepared.set_principal(principal);
+    let ctx = RunContext::for_tenant(tenant.as_str())
+        .principal(principal)
+        .client_tools_status(status)
+        .known_context(known);
+    let prepared = app.engine.prepare(ctx, req).await?;
     Ok(Admitted {
         prepared,
         charge,
@@ -108,13 +110,13 @@ pub(crate) async fn prepare_resumed(
     id: String,
     created_at: u64,
 ) -> Result<PreparedRun, EngineError> {
-    let mut prepared = app.engine.prepare_for(tenant, blob.request).await?;
-    prepared.set_identity(id, created_at);
-    prepared.set_principal(blob.principal);
+    let mut ctx = RunContext::for_tenant(tenant)
+        .principal(blob.principal)
+        .identity(id, created_at);
     if blob.requires_action {
-        prepared.set_client_tools_status(ClientToolsStatus::RequiresAction);
+        ctx = ctx.client_tools_status(ClientToolsStatus::RequiresAction);
     }
-    Ok(prepared)
+    app.engine.prepare(ctx, blob.request).await
 }
 
 /// Parses the create body; a wrong-typed field is named in `param`.

@@ -15,12 +15,19 @@
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod codec;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod container_codec;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod conversation_codec;
 mod memory;
+mod memory_containers;
 mod memory_conversations;
+mod memory_prompts;
 mod memory_runs;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod retrieval;
+mod prompt_codec;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 

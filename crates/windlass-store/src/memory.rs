@@ -13,6 +13,8 @@ use windlass_protocol::{Item, ResponseResource};
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    /// Containers and their files (see `memory_containers.rs`).
+    pub(crate) containers: Mutex<crate::memory_containers::ContainerTables>,
 }
 
 /// Mirrors the SQLite schema: items stored once under a monotonic key, and
@@ -33,6 +35,8 @@ pub(crate) struct Inner {
     pub(crate) events: HashMap<String, (String, Vec<StoredEvent>)>,
     /// Conversations by id (see `memory_conversations.rs`).
     pub(crate) conversations: HashMap<String, StoredConversation>,
+    /// Prompts by id (see `memory_prompts.rs`).
+    pub(crate) prompts: HashMap<String, crate::memory_prompts::StoredPrompt>,
 }
 
 #[derive(Debug)]

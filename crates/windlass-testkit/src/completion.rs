@@ -27,6 +27,20 @@ pub(crate) fn error_body(status: u16, message: &str) -> Value {
     })
 }
 
+/// A choice's `logprobs`: each token at -0.5, with itself and `"~"` as the
+/// top alternatives.
+pub(crate) fn logprobs_json(tokens: &[&str]) -> Value {
+    let content: Vec<Value> = tokens
+        .iter()
+        .map(|t| {
+            json!({"token": t, "logprob": -0.5, "bytes": t.as_bytes(),
+                   "top_logprobs": [{"token": t, "logprob": -0.5, "bytes": t.as_bytes()},
+                                    {"token": "~", "logprob": -2.5, "bytes": [126]}]})
+        })
+        .collect();
+    json!({ "content": content })
+}
+
 /// The full non-streamed `chat.completion` object for `turn`.
 pub(crate) fn completion_body(turn: &Turn<'_>) -> Value {
     let reply = turn.reply;
@@ -66,7 +80,13 @@ pub(crate) fn completion_body(turn: &Turn<'_>) -> Value {
         "choices": [{
             "index": 0,
             "message": message,
-            "logprobs": null,
+            "logprobs": match (&reply.content, reply.logprobs) {
+                (Some(c), true) => {
+                    let tokens: Vec<&str> = crate::sse::pieces(c, reply.chunk_chars).collect();
+                    logprobs_json(&tokens)
+                }
+                _ => Value::Null,
+            },
             "finish_reason": turn.finish_reason(),
         }],
     });

@@ -16,6 +16,8 @@ use windlass_providers::{provider_for, ChatProviderConfig, UpstreamKind};
 use windlass_server::{AppState, McpDirectory, Metrics, ServerConfig, TimedStore};
 use windlass_store::SqliteStore;
 
+use crate::http::{content_type, send};
+use crate::live::LiveStream;
 use crate::sse_check::SseCapture;
 use crate::FakeUpstream;
 
@@ -192,49 +194,21 @@ impl Gateway {
     }
 
     pub async fn post_json(&self, path: &str, body: &Value) -> (u16, Value) {
-        let resp = self
-            .client
-            .post(self.url(path))
-            .json(body)
-            .send()
-            .await
-            .expect("request");
-        read(resp).await
+        send(self.client.post(self.url(path)).json(body)).await
     }
 
     /// POSTs raw bytes with a JSON content type (for malformed-body tests).
     pub async fn post_raw(&self, path: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
-        let resp = self
-            .client
-            .post(self.url(path))
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .expect("request");
-        read(resp).await
+        let req = self.client.post(self.url(path));
+        send(req.header("content-type", "application/json").body(body)).await
     }
 
     pub async fn get_json(&self, path: &str) -> (u16, Value) {
-        read(
-            self.client
-                .get(self.url(path))
-                .send()
-                .await
-                .expect("request"),
-        )
-        .await
+        send(self.client.get(self.url(path))).await
     }
 
     pub async fn delete(&self, path: &str) -> (u16, Value) {
-        read(
-            self.client
-                .delete(self.url(path))
-                .send()
-                .await
-                .expect("request"),
-        )
-        .await
+        send(self.client.delete(self.url(path))).await
     }
 
     /// `POST /v1/responses` with one extra request header; returns the
@@ -254,43 +228,14 @@ impl Gateway {
             .await
             .expect("request");
         let status = resp.status().as_u16();
-        let content_type = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let content_type = content_type(&resp);
         (status, content_type, resp.text().await.expect("body"))
     }
 
     /// `POST /v1/responses` with `stream: true`, read to the end.
     pub async fn stream(&self, body: &Value) -> SseCapture {
-        let mut body = body.clone();
-        body["stream"] = Value::Bool(true);
-        let resp = self
-            .client
-            .post(self.url("/v1/responses"))
-            .json(&body)
-            .send()
-            .await
-            .expect("request");
-        let status = resp.status().as_u16();
-        let content_type = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        let raw = resp.text().await.expect("body");
-        SseCapture::parse(status, content_type, raw)
+        LiveStream::open(self, body).await.read_to_end().await
     }
-}
-
-async fn read(resp: reqwest::Response) -> (u16, Value) {
-    let status = resp.status().as_u16();
-    let text = resp.text().await.expect("body");
-    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, value)
 }
 
 impl Drop for Gateway {

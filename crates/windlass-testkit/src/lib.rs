@@ -56,20 +56,34 @@
 //! assert_eq!(upstream.last_request().unwrap()["model"], "m");
 //! # }
 //! ```
+//!
+//! Besides the upstream, what the integration tests share:
+//! [`Gateway`] (a real Windlass server in process), [`check`] (the error
+//! shape, output readers), [`db`] (the SQLite file as an operator reads
+//! it), [`live`] (streams read while they run), [`scenario`] (loop runs as
+//! JSON and SSE, what the upstream received), [`probe`] (an executor that
+//! reports how calls ended) and [`tenants`] (keys of several tenants).
 
 mod assistant;
+pub mod check;
 mod completion;
 pub mod control;
+pub mod db;
 mod event_frames;
 mod gateway;
+pub mod http;
+pub mod live;
 pub mod mcp;
 mod mock_executor;
+pub mod probe;
 mod pump;
 mod reply;
+pub mod scenario;
 mod server;
 mod sse;
 mod sse_check;
 mod state;
+pub mod tenants;
 mod turn;
 mod upstream;
 mod wire_anthropic;

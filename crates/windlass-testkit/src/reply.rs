@@ -96,6 +96,8 @@ pub struct Reply {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) echo_tool_output: bool,
     pub(crate) assistant: bool,
+    /// Chat completions wire: content comes with per-token logprobs.
+    pub(crate) logprobs: bool,
 }
 
 impl Reply {
@@ -119,6 +121,7 @@ impl Reply {
             headers: Vec::new(),
             echo_tool_output: false,
             assistant: false,
+            logprobs: false,
         }
     }
 
@@ -255,6 +258,14 @@ impl Reply {
     /// in non-streamed replies.
     pub fn reasoning(mut self, text: impl Into<String>) -> Self {
         self.reasoning = Some(text.into());
+        self
+    }
+
+    /// Sends log probabilities with the content (chat completions wire):
+    /// each streamed piece is one token, `logprob` -0.5, with itself and
+    /// `"~"` as top alternatives; a whole completion has one token per piece.
+    pub fn logprobs(mut self) -> Self {
+        self.logprobs = true;
         self
     }
 

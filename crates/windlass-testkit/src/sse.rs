@@ -92,12 +92,23 @@ impl Encoder {
 
     /// One choice chunk; `delta` writes the delta object.
     fn choice(&mut self, delta: impl FnOnce(&mut Vec<u8>), finish: Option<&str>) {
+        self.choice_with(delta, None, finish)
+    }
+
+    /// A choice chunk with `logprobs` (JSON) instead of `null`.
+    fn choice_with(
+        &mut self,
+        delta: impl FnOnce(&mut Vec<u8>),
+        logprobs: Option<&[u8]>,
+        finish: Option<&str>,
+    ) {
         self.buf.extend_from_slice(&self.head);
         self.buf
             .extend_from_slice(b"\"choices\":[{\"index\":0,\"delta\":");
         delta(&mut self.buf);
-        self.buf
-            .extend_from_slice(b",\"logprobs\":null,\"finish_reason\":");
+        self.buf.extend_from_slice(b",\"logprobs\":");
+        self.buf.extend_from_slice(logprobs.unwrap_or(b"null"));
+        self.buf.extend_from_slice(b",\"finish_reason\":");
         match finish {
             Some(f) => json_str(&mut self.buf, f),
             None => self.buf.extend_from_slice(b"null"),
@@ -175,7 +186,20 @@ pub(crate) fn encode(turn: &Turn<'_>, include_usage: bool) -> Frames {
     }
     if let Some(c) = &reply.content {
         for piece in pieces(c, n) {
-            e.text_delta("content", piece);
+            if reply.logprobs {
+                let logprobs = crate::completion::logprobs_json(&[piece]).to_string();
+                e.choice_with(
+                    |b| {
+                        b.extend_from_slice(b"{\"content\":");
+                        json_str(b, piece);
+                        b.push(b'}');
+                    },
+                    Some(logprobs.as_bytes()),
+                    None,
+                );
+            } else {
+                e.text_delta("content", piece);
+            }
         }
     }
     for (index, (call, id)) in reply.tool_calls.iter().zip(&turn.call_ids).enumerate() {

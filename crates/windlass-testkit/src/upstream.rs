@@ -132,6 +132,18 @@ impl FakeUpstream {
             .collect()
     }
 
+    /// The contents of the `role: tool` messages of the `i`-th request:
+    /// the tool results the model was shown.
+    pub fn tool_messages(&self, i: usize) -> Vec<String> {
+        self.requests()[i]["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
     /// Every chat-completions request with its headers, in order.
     pub fn recorded_requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared().requests).clone()

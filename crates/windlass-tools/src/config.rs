@@ -44,7 +44,7 @@ pub const DEFAULT_MAX_LISTED_TOOLS: usize = 1000;
 pub const DEFAULT_MAX_LISTED_BYTES: usize = 4 * 1024 * 1024;
 
 /// The `[mcp]` table.
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpConfig {
     /// Timeout of one MCP call (connect, list or call), in seconds.
@@ -113,7 +113,7 @@ fn default_max_listed_bytes() -> usize {
 
 /// One `[[mcp.servers]]` entry: either `url` (streamable HTTP) or `command`
 /// (a child process speaking MCP on stdio).
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     pub label: String,

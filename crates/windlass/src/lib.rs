@@ -1,11 +1,10 @@
 //! Windlass: an OpenResponses gateway and embeddable agent engine.
 //!
-//! The binary `windlass serve` puts the Responses API in front of any
-//! OpenAI-compatible model server; `windlass run "prompt"` runs one prompt
-//! through the agent loop in the terminal. The same engine is available
-//! in-process through the SDK in [`sdk`] (re-exported here): an [`Agent`]
-//! with typed [`Tool`]s and [`Hooks`], a [`Client`] for a conversation, and
-//! a single-shot [`query()`]. The SDK has no loop of its own: each query is
+//! The binary `windlass serve` (the `windlass-cli` crate) puts the
+//! Responses API in front of any OpenAI-compatible model server. The same
+//! engine is available in-process through the SDK in [`sdk`] (re-exported
+//! here): an [`Agent`] with typed [`Tool`]s and [`Hooks`], a [`Client`] for
+//! a conversation, and a single-shot [`query()`]. The SDK has no loop of its own: each query is
 //! one run of the engine driver the server uses.
 //!
 //! ```no_run
@@ -79,38 +78,9 @@
 //! - `mcp`: MCP servers as tool sources ([`AgentBuilder::mcp_server`]).
 //! - `sqlite`: the SQLite response store (`windlass_store::SqliteStore`).
 //! - `server`: the HTTP surfaces (axum), re-exported as `windlass::server`.
-//! - `cli`: the `windlass` binary and its `cli`, `config`, `run`, `serve`
-//!   and `upstreams` modules; turns on the three above.
+//! - `postgres`: the Postgres response store (`windlass_store::PgStore`).
 
-#[cfg(feature = "cli")]
-pub mod cli;
-#[cfg(feature = "cli")]
-pub mod config;
-#[cfg(feature = "cli")]
-pub mod config_env;
-#[cfg(feature = "cli")]
-mod config_probe;
-#[cfg(feature = "cli")]
-pub mod config_schema;
-#[cfg(feature = "cli")]
-pub mod govern;
-#[cfg(feature = "cli")]
-pub mod mcp_stdio;
-#[cfg(feature = "cli")]
-pub mod otlp;
-#[cfg(feature = "cli")]
-pub mod retention;
-#[cfg(feature = "cli")]
-pub mod run;
 pub mod sdk;
-#[cfg(feature = "cli")]
-pub mod serve;
-#[cfg(feature = "cli")]
-pub mod store_open;
-#[cfg(feature = "cli")]
-mod trace_text;
-#[cfg(feature = "cli")]
-pub mod upstreams;
 
 pub use sdk::{
     query, Agent, AgentBuilder, Block, BlockStream, BuildError, Client, Hooks, Message,

@@ -9,8 +9,8 @@ use windlass_protocol::{
 
 use crate::emitter::Emitter;
 use crate::mcp::McpRun;
-use crate::ports::mcp::McpError;
-use crate::ports::tools::{ToolCall, ToolResult};
+use crate::ports::agent::mcp::McpError;
+use crate::ports::agent::tools::{ToolCall, ToolResult};
 
 /// JSON-RPC-style codes for failures that happen around the tool rather
 /// than in it (the port does not carry the server's own code).

@@ -9,9 +9,9 @@ use windlass_protocol::{
 };
 
 use crate::error::EngineError;
-use crate::ports::mcp::{McpError, McpHub, McpServerRef};
-use crate::ports::tools::{ToolDefinition, ToolOrigin};
-use crate::tooling::mcp_tool_name;
+use crate::naming::mcp_tool_name;
+use crate::ports::agent::mcp::{McpError, McpHub, McpServerRef};
+use crate::ports::agent::tools::{ToolDefinition, ToolOrigin};
 use crate::tooling::ToolSet;
 
 /// One MCP server a request uses.

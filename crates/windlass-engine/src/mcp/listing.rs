@@ -15,8 +15,8 @@ use crate::engine::EngineInner;
 use crate::error::{FailureKind, RunFailure};
 use crate::finish::Ending;
 use crate::mcp::declare::add_tools;
-use crate::ports::mcp::McpError;
-use crate::prepare::PreparedRun;
+use crate::ports::agent::mcp::McpError;
+use crate::prepared::PreparedRun;
 
 /// A listing announced as an output item: its server and the item.
 struct Announced {

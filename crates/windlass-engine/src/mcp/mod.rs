@@ -1,6 +1,6 @@
 //! MCP in the loop: declared servers, their `mcp_list_tools` items (once per
 //! label per chain), `mcp_call` items and approvals. The protocol itself is
-//! behind the [`McpHub`](crate::ports::mcp::McpHub) port.
+//! behind the [`McpHub`](crate::ports::agent::mcp::McpHub) port.
 
 pub(crate) mod calls;
 pub(crate) mod declare;
@@ -9,7 +9,7 @@ pub(crate) mod resume;
 
 use std::collections::HashMap;
 
-use crate::ports::mcp::McpServerRef;
+use crate::ports::agent::mcp::McpServerRef;
 use declare::McpServerDecl;
 
 /// The MCP side of one response.

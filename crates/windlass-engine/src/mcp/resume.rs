@@ -8,8 +8,8 @@ use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{Item, McpApprovalRequest, McpCallStatus};
 
 use crate::error::EngineError;
-use crate::ports::tools::ToolCall;
-use crate::tooling::mcp_tool_name;
+use crate::naming::mcp_tool_name;
+use crate::ports::agent::tools::ToolCall;
 
 #[derive(Debug, Default)]
 pub(crate) struct Resumed {

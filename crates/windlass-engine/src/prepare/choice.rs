@@ -5,10 +5,10 @@ use std::collections::HashSet;
 
 use windlass_protocol::{CreateResponseRequest, ToolChoice, ToolChoiceMode, ToolChoiceObject};
 
-use super::tools::{check_names, Known};
+use super::known::{check_names, Known};
 use crate::error::EngineError;
-use crate::ports::provider::ModelToolChoice;
-use crate::tooling::mcp_tool_name;
+use crate::naming::mcp_tool_name;
+use crate::ports::agent::provider::ModelToolChoice;
 
 pub(super) struct Choice {
     /// `tool_choice` for the first model turn.

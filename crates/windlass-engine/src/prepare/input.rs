@@ -10,8 +10,8 @@ use windlass_protocol::{
 };
 
 use crate::error::EngineError;
-use crate::ports::store::ResponseStore;
-use crate::ports::tools::ToolCall;
+use crate::ports::agent::store::ResponseStore;
+use crate::ports::agent::tools::ToolCall;
 
 /// Resolves `item_reference`s, rejects unknown types, assigns missing ids.
 pub async fn canonicalize_input(
@@ -39,11 +39,15 @@ pub async fn canonicalize_input(
 fn check_item(item: &Item, i: usize) -> Result<(), EngineError> {
     let param = |suffix: &str| Some(format!("input[{i}]{suffix}"));
     match item {
-        Item::Unknown(_) => Err(EngineError::invalid_code(
-            format!("Input item type '{}' is not supported.", item.type_name()),
-            param("").as_deref(),
-            "unsupported_item_type",
-        )),
+        // OpenAI's tool items are typed in the protocol but not yet handled
+        // by the loop: refused like any unknown type.
+        _ if matches!(item, Item::Unknown(_)) || item.is_openai_tool_item() => {
+            Err(EngineError::invalid_code(
+                format!("Input item type '{}' is not supported.", item.type_name()),
+                param("").as_deref(),
+                "unsupported_item_type",
+            ))
+        }
         Item::Compaction(c) => match crate::compaction::open(&c.encrypted_content) {
             Some(_) => Ok(()),
             None => Err(EngineError::invalid_code(

@@ -7,12 +7,14 @@ use serde_json::json;
 use windlass_protocol::{CreateResponseRequest, Tool};
 
 use super::choice::resolve_choice;
+use super::known::{check_names, Known};
 use crate::client_shapes;
 use crate::error::EngineError;
 use crate::mcp::declare::{declare, McpServerDecl};
-use crate::ports::provider::ModelToolChoice;
-use crate::ports::tools::{ToolDefinition, ToolExecutor, ToolOrigin};
-use crate::tooling::{mcp_tool_name, ToolSet};
+use crate::naming::{mcp_tool_name, valid_name};
+use crate::ports::agent::provider::ModelToolChoice;
+use crate::ports::agent::tools::{ToolDefinition, ToolExecutor, ToolOrigin};
+use crate::tooling::ToolSet;
 
 /// What prepare learns from `tools`, `tool_choice` and `allowed_tools`.
 pub struct ResolvedTools {
@@ -138,7 +140,7 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
             }
             // OpenAI runs these itself; they are not offered to the model
             // (prepare logs them) and stay in the response's `tools`.
-            Tool::Unknown(_) if tool.is_hosted() => {}
+            _ if tool.is_hosted() => {}
             // Unknown types, and any the protocol crate learns before this
             // engine handles them, are refused.
             _ => {
@@ -163,41 +165,4 @@ fn allowed_list(
     };
     check_names(list.iter().map(String::as_str), known, "allowed_tools")?;
     Ok((!list.is_empty()).then(|| list.iter().cloned().collect()))
-}
-
-/// Tool names a request may refer to before its MCP servers are listed.
-pub(super) struct Known<'a> {
-    pub names: &'a HashSet<String>,
-    /// `label__` of each declared MCP server.
-    pub prefixes: Vec<String>,
-}
-
-impl Known<'_> {
-    fn contains(&self, name: &str) -> bool {
-        self.names.contains(name) || self.prefixes.iter().any(|p| name.starts_with(p.as_str()))
-    }
-}
-
-pub(super) fn check_names<'a>(
-    list: impl IntoIterator<Item = &'a str>,
-    known: &Known<'_>,
-    param: &str,
-) -> Result<(), EngineError> {
-    for name in list {
-        if !known.contains(name) {
-            return Err(EngineError::invalid(
-                format!("Tool '{name}' is not among the request's tools."),
-                Some(param.to_owned()),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The character set chat-completions servers accept for function names.
-pub fn valid_name(name: &str) -> bool {
-    name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

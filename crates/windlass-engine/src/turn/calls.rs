@@ -6,7 +6,7 @@ use windlass_protocol::{
     EventData, FunctionCall, Item, ItemStatus, McpApprovalRequest, McpCall, McpCallStatus,
 };
 
-use super::{close_message, close_reasoning, item_id, Open};
+use super::open::{close_message, close_reasoning, item_id, Open};
 use crate::emitter::Emitter;
 use crate::tooling::{CallKind, ToolSet};
 

@@ -5,23 +5,27 @@
 //! opened and closed exactly once, with its final text in the `done` events.
 
 mod calls;
+mod open;
+mod summary;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
-    ContentPart, EventData, Item, ItemStatus, Message, MessageContent, Reasoning, RefusalPart,
-    Role, TextPart, Usage,
+    ContentPart, EventData, Item, ItemStatus, LogProb, Message, MessageContent, RefusalPart, Role,
+    Usage,
 };
 
 use crate::emitter::Emitter;
-use crate::ports::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
-use crate::ports::tools::ToolCall;
-use crate::tooling::mcp_tool_name;
+use crate::naming::mcp_tool_name;
+use crate::ports::agent::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
+use crate::ports::agent::tools::ToolCall;
 use crate::tooling::ToolSet;
 use calls::{close_calls, tool_delta};
+pub(crate) use open::{close_message, close_reasoning, item_id, open_reasoning, Open, PartKind};
+use open::{close_part, open_reasoning_text};
 
 pub(crate) struct TurnOutcome {
     pub calls: Vec<ToolCall>,
@@ -34,21 +38,6 @@ pub(crate) struct TurnOutcome {
 pub(crate) enum TurnError {
     Provider(ProviderError),
     Cancelled,
-}
-
-/// Which content part of the open message is being written.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PartKind {
-    Text,
-    Refusal,
-}
-
-#[derive(Default)]
-pub(crate) struct Open {
-    pub reasoning: Option<usize>,
-    pub message: Option<(usize, Option<(usize, PartKind)>)>,
-    /// Upstream tool-call index -> output index.
-    pub calls: BTreeMap<u32, usize>,
 }
 
 pub(crate) async fn run_turn(
@@ -73,9 +62,18 @@ pub(crate) async fn run_turn(
             Some(Ok(ev)) => match ev {
                 ModelEvent::ReasoningDelta(d) => reasoning_delta(out, &mut open, d).await,
                 ModelEvent::ReasoningEncrypted(e) => reasoning_sealed(out, &mut open, e).await,
-                ModelEvent::TextDelta(d) => text_delta(out, &mut open, d, PartKind::Text).await,
+                ModelEvent::ReasoningSummaryDelta {
+                    summary_index,
+                    delta,
+                } => summary::summary_delta(out, &mut open, summary_index, delta).await,
+                ModelEvent::TextDelta(d) => {
+                    text_delta(out, &mut open, d, PartKind::Text, Vec::new()).await
+                }
+                ModelEvent::TextDeltaLogprobs { delta, logprobs } => {
+                    text_delta(out, &mut open, delta, PartKind::Text, logprobs).await
+                }
                 ModelEvent::RefusalDelta(d) => {
-                    text_delta(out, &mut open, d, PartKind::Refusal).await
+                    text_delta(out, &mut open, d, PartKind::Refusal, Vec::new()).await
                 }
                 ModelEvent::ToolCallDelta {
                     index,
@@ -145,6 +143,7 @@ async fn reasoning_sealed(out: &mut Emitter<'_>, open: &mut Open, sealed: String
 
 async fn reasoning_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String) {
     let idx = open_reasoning(out, open).await;
+    open_reasoning_text(out, idx).await;
     if let Item::Reasoning(r) = out.item_mut(idx) {
         if let Some(ContentPart::ReasoningText(t)) = r.content.as_mut().and_then(|c| c.first_mut())
         {
@@ -163,40 +162,13 @@ async fn reasoning_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String) 
     }
 }
 
-/// The open reasoning item, opened (closing an open message) when none is.
-async fn open_reasoning(out: &mut Emitter<'_>, open: &mut Open) -> usize {
-    if let Some(i) = open.reasoning {
-        return i;
-    }
-    if open.message.is_some() {
-        close_message(out, open, ItemStatus::Completed).await;
-    }
-    let id = new_id(prefix::REASONING);
-    let item = Item::Reasoning(Reasoning {
-        id: Some(id.clone()),
-        summary: Vec::new(),
-        content: Some(Vec::new()),
-        encrypted_content: None,
-        status: Some(ItemStatus::InProgress),
-    });
-    let i = out.add_item(item).await;
-    if let Item::Reasoning(r) = out.item_mut(i) {
-        r.content = Some(vec![reasoning_part(String::new())]);
-    }
-    if out.on() {
-        out.emit(EventData::ContentPartAdded {
-            item_id: id,
-            output_index: i,
-            content_index: 0,
-            part: reasoning_part(String::new()),
-        })
-        .await;
-    }
-    open.reasoning = Some(i);
-    i
-}
-
-async fn text_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String, kind: PartKind) {
+async fn text_delta(
+    out: &mut Emitter<'_>,
+    open: &mut Open,
+    delta: String,
+    kind: PartKind,
+    logprobs: Vec<LogProb>,
+) {
     if open.reasoning.is_some() {
         close_reasoning(out, open, ItemStatus::Completed).await;
     }
@@ -259,7 +231,14 @@ async fn text_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String, kind:
     }) = out.item_mut(idx)
     {
         match parts.get_mut(content_index) {
-            Some(ContentPart::OutputText(t)) => t.text.push_str(&delta),
+            Some(ContentPart::OutputText(t)) => {
+                t.text.push_str(&delta);
+                if !logprobs.is_empty() {
+                    t.logprobs
+                        .get_or_insert_with(Vec::new)
+                        .extend(logprobs.iter().cloned());
+                }
+            }
             Some(ContentPart::Refusal(r)) => r.refusal.push_str(&delta),
             _ => {}
         }
@@ -272,7 +251,7 @@ async fn text_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String, kind:
                 output_index: idx,
                 content_index,
                 delta,
-                logprobs: Vec::new(),
+                logprobs,
             },
             PartKind::Refusal => EventData::RefusalDelta {
                 item_id,
@@ -289,98 +268,4 @@ async fn close_all(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
     close_reasoning(out, open, status).await;
     close_message(out, open, status).await;
     close_calls(out, open, status).await;
-}
-
-pub(crate) async fn close_reasoning(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
-    let Some(idx) = open.reasoning.take() else {
-        return;
-    };
-    let mut text = String::new();
-    if let Item::Reasoning(r) = out.item_mut(idx) {
-        r.status = Some(status);
-        text = r
-            .content
-            .iter()
-            .flatten()
-            .filter_map(ContentPart::text)
-            .collect();
-    }
-    if out.on() {
-        let item_id = item_id(out, idx);
-        out.emit(EventData::ReasoningDone {
-            item_id: item_id.clone(),
-            output_index: idx,
-            content_index: 0,
-            text: text.clone(),
-        })
-        .await;
-        out.emit(EventData::ContentPartDone {
-            item_id,
-            output_index: idx,
-            content_index: 0,
-            part: reasoning_part(text),
-        })
-        .await;
-    }
-    out.item_done(idx).await;
-}
-
-pub(crate) async fn close_message(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
-    let Some((idx, part)) = open.message.take() else {
-        return;
-    };
-    if let Some((ci, kind)) = part {
-        close_part(out, idx, ci, kind).await;
-    }
-    if let Item::Message(m) = out.item_mut(idx) {
-        m.status = Some(status);
-    }
-    out.item_done(idx).await;
-}
-
-async fn close_part(out: &mut Emitter<'_>, idx: usize, content_index: usize, kind: PartKind) {
-    if !out.on() {
-        return;
-    }
-    let part = match out.item_mut(idx) {
-        Item::Message(Message {
-            content: MessageContent::Parts(parts),
-            ..
-        }) => parts.get(content_index).cloned(),
-        _ => None,
-    };
-    let Some(part) = part else { return };
-    let item_id = item_id(out, idx);
-    let done = match (&part, kind) {
-        (ContentPart::OutputText(t), PartKind::Text) => EventData::OutputTextDone {
-            item_id: item_id.clone(),
-            output_index: idx,
-            content_index,
-            text: t.text.clone(),
-            logprobs: Vec::new(),
-        },
-        (ContentPart::Refusal(r), _) => EventData::RefusalDone {
-            item_id: item_id.clone(),
-            output_index: idx,
-            content_index,
-            refusal: r.refusal.clone(),
-        },
-        _ => return,
-    };
-    out.emit(done).await;
-    out.emit(EventData::ContentPartDone {
-        item_id,
-        output_index: idx,
-        content_index,
-        part,
-    })
-    .await;
-}
-
-fn reasoning_part(text: String) -> ContentPart {
-    ContentPart::ReasoningText(TextPart { text })
-}
-
-pub(crate) fn item_id(out: &Emitter<'_>, idx: usize) -> String {
-    out.response.output[idx].id().unwrap_or_default().to_owned()
 }

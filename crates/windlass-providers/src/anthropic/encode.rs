@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use windlass_engine::{ModelRequest, ModelToolChoice, ProviderError};
 use windlass_protocol::{
     ContentPart, FunctionCall, FunctionCallOutput, ImagePart, Item, MessageContent, Reasoning,
-    ReasoningEffort, Role, TextFormat, ToolOutput,
+    ReasoningEffort, Role, TextFormat, ToolOutput, Verbosity,
 };
 
 use super::wire::{Block, ImageSource, Message, Metadata, Request, Thinking, Tool};
@@ -21,14 +21,41 @@ pub const DEFAULT_MAX_TOKENS: u64 = 8192;
 /// The smallest thinking budget the API accepts.
 const MIN_THINKING_BUDGET: u64 = 1024;
 
+/// The fields `POST /messages/count_tokens` takes (it refuses others).
+const COUNT_FIELDS: [&str; 6] = [
+    "model",
+    "system",
+    "messages",
+    "tools",
+    "tool_choice",
+    "thinking",
+];
+
 /// The JSON body of one turn.
 pub fn encode_messages_request(req: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
-    if let Some(TextFormat::JsonObject(_) | TextFormat::JsonSchema(_)) = &req.text_format {
-        return Err(unsupported(
-            "an Anthropic upstream does not take `text.format` JSON output",
-            "text.format",
-        ));
+    let value = request(req)?;
+    serde_json::to_vec(&value).map_err(not_serializable)
+}
+
+/// The body of `POST /messages/count_tokens` counting what
+/// [`encode_messages_request`] would send.
+pub fn encode_count(req: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
+    let mut value = serde_json::to_value(request(req)?).map_err(not_serializable)?;
+    if let Value::Object(fields) = &mut value {
+        fields.retain(|k, _| COUNT_FIELDS.contains(&k.as_str()));
     }
+    serde_json::to_vec(&value).map_err(not_serializable)
+}
+
+fn not_serializable(e: serde_json::Error) -> ProviderError {
+    ProviderError::Unsupported {
+        message: format!("the request cannot be serialized: {e}"),
+        param: None,
+    }
+}
+
+fn request(req: &ModelRequest) -> Result<Request<'_>, ProviderError> {
+    refuse_unsupported(req)?;
     let mut system: Vec<String> = req.instructions.iter().cloned().collect();
     let mut messages: Vec<Message<'_>> = Vec::new();
     for item in &req.transcript {
@@ -54,13 +81,67 @@ pub fn encode_messages_request(req: &ModelRequest) -> Result<Vec<u8>, ProviderEr
         temperature: req.temperature,
         top_p: req.top_p,
         thinking,
-        metadata: req.user.as_deref().map(|user_id| Metadata { user_id }),
+        metadata: req
+            .safety_identifier
+            .as_deref()
+            .or(req.user.as_deref())
+            .map(|user_id| Metadata { user_id }),
+        service_tier: req.service_tier.as_deref().map(service_tier),
         stream: req.stream,
     };
-    serde_json::to_vec(&body).map_err(|e| ProviderError::Unsupported {
-        message: format!("the request cannot be serialized: {e}"),
-        param: None,
-    })
+    Ok(body)
+}
+
+/// Refuses, by name, what the Messages API cannot do and whose absence
+/// would change the answer.
+fn refuse_unsupported(req: &ModelRequest) -> Result<(), ProviderError> {
+    if let Some(TextFormat::JsonObject(_) | TextFormat::JsonSchema(_)) = &req.text_format {
+        return Err(unsupported(
+            "an Anthropic upstream does not take `text.format` JSON output",
+            "text.format",
+        ));
+    }
+    if req.logprobs {
+        return Err(unsupported(
+            "an Anthropic upstream gives no log probabilities (`message.output_text.logprobs`)",
+            "include",
+        ));
+    }
+    if req.top_logprobs.is_some_and(|n| n > 0) {
+        return Err(unsupported(
+            "an Anthropic upstream gives no log probabilities (`top_logprobs`)",
+            "top_logprobs",
+        ));
+    }
+    for (value, param) in [
+        (req.presence_penalty, "presence_penalty"),
+        (req.frequency_penalty, "frequency_penalty"),
+    ] {
+        if value.is_some_and(|v| v != 0.0) {
+            return Err(unsupported(
+                format!("an Anthropic upstream has no `{param}`"),
+                param,
+            ));
+        }
+    }
+    // `medium` is OpenAI's default: asking for it changes nothing.
+    if matches!(req.verbosity, Some(Verbosity::Low | Verbosity::High)) {
+        return Err(unsupported(
+            "an Anthropic upstream has no verbosity setting (`text.verbosity` low or high)",
+            "text.verbosity",
+        ));
+    }
+    Ok(())
+}
+
+/// OpenAI's tier names as Anthropic's: `auto` may use priority capacity,
+/// `standard_only` never does. Flex (slower, cheaper) has no Anthropic
+/// counterpart: it runs at the standard tier, with the same answer.
+fn service_tier(tier: &str) -> &'static str {
+    match tier {
+        "auto" | "priority" | "scale" => "auto",
+        _ => "standard_only",
+    }
 }
 
 /// `max_tokens` and the thinking budget for a reasoning effort. Without
@@ -228,12 +309,14 @@ fn thinking_block(r: &Reasoning) -> Option<Block<'_>> {
     if let Some(data) = sealed.strip_prefix(REDACTED_PREFIX) {
         return Some(Block::RedactedThinking { data });
     }
-    let thinking = r
-        .content
-        .iter()
-        .flatten()
-        .filter_map(ContentPart::text)
-        .collect();
+    // The thinking text is in `content`, or in `summary` when the client
+    // asked for reasoning summaries; the signature covers it either way.
+    let content = r.content.iter().flatten();
+    let thinking = if content.clone().next().is_some() {
+        content.filter_map(ContentPart::text).collect()
+    } else {
+        r.summary.iter().filter_map(ContentPart::text).collect()
+    };
     Some(Block::Thinking {
         thinking,
         signature: sealed,

@@ -13,7 +13,7 @@ use crate::codec::{EventDecoder, WireCodec};
 use crate::transport::secret_header;
 
 pub use decode::{decode_message, AnthropicDecoder};
-pub use encode::encode_messages_request;
+pub use encode::{encode_count, encode_messages_request};
 
 /// The API version every request names (the one Anthropic documents for
 /// the Messages API; newer features come as beta headers, not versions).
@@ -28,6 +28,13 @@ pub struct AnthropicWire;
 
 impl WireCodec for AnthropicWire {
     const TURN_PATH: &'static str = "/messages";
+
+    fn count_request(
+        &self,
+        request: &ModelRequest,
+    ) -> Option<Result<(&'static str, Vec<u8>), ProviderError>> {
+        Some(encode_count(request).map(|body| ("/messages/count_tokens", body)))
+    }
 
     fn headers(&self, api_key: Option<&str>) -> Result<HeaderMap, ProviderError> {
         let mut headers = HeaderMap::new();

@@ -15,6 +15,7 @@ use windlass_protocol::Usage;
 use crate::codec::EventDecoder;
 use crate::ending::{unreadable, usage, Ending};
 use crate::http_error::error_from_value;
+use crate::logprobs::{text_event, TokenWire};
 use crate::wire::Str;
 
 /// Status reported for an error the upstream sent inside a 200 response.
@@ -29,6 +30,11 @@ struct Event<'a> {
     delta: Option<Str<'a>>,
     #[serde(default)]
     output_index: Option<u32>,
+    #[serde(default)]
+    summary_index: Option<u32>,
+    /// An `output_text.delta`'s tokens, when log probabilities were asked for.
+    #[serde(default)]
+    logprobs: Option<Vec<TokenWire>>,
     #[serde(default)]
     item: Option<Box<OutputItem>>,
     #[serde(default)]
@@ -86,6 +92,8 @@ struct Part {
     text: Option<String>,
     #[serde(default)]
     refusal: Option<String>,
+    #[serde(default)]
+    logprobs: Option<Vec<TokenWire>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -149,12 +157,28 @@ impl ResponsesDecoder {
         let index = e.output_index.unwrap_or(0);
         let delta = || e.delta.map(Str::into_string).unwrap_or_default();
         match e.kind.as_str() {
-            "response.output_text.delta" => self.text(index, delta(), ModelEvent::TextDelta, out),
+            "response.output_text.delta" => {
+                self.streamed.insert(index);
+                let text = delta();
+                if !text.is_empty() {
+                    out.push_back(text_event(text, e.logprobs));
+                }
+            }
             "response.refusal.delta" => self.text(index, delta(), ModelEvent::RefusalDelta, out),
-            "response.reasoning_text.delta"
-            | "response.reasoning.delta"
-            | "response.reasoning_summary_text.delta" => {
+            "response.reasoning_text.delta" | "response.reasoning.delta" => {
                 self.text(index, delta(), ModelEvent::ReasoningDelta, out)
+            }
+            "response.reasoning_summary_text.delta" => {
+                let summary_index = e.summary_index.unwrap_or(0);
+                self.text(
+                    index,
+                    delta(),
+                    |delta| ModelEvent::ReasoningSummaryDelta {
+                        summary_index,
+                        delta,
+                    },
+                    out,
+                )
             }
             "response.output_item.added" => {
                 if let Some(item) = e.item.filter(|i| i.kind == "function_call") {
@@ -194,7 +218,7 @@ impl ResponsesDecoder {
         &mut self,
         index: u32,
         text: String,
-        event: fn(String) -> ModelEvent,
+        event: impl FnOnce(String) -> ModelEvent,
         out: &mut VecDeque<ModelEvent>,
     ) {
         self.streamed.insert(index);
@@ -223,19 +247,30 @@ impl ResponsesDecoder {
                 for part in item.content.into_iter().flatten() {
                     match (part.kind.as_str(), part.text, part.refusal) {
                         ("refusal", _, Some(r)) => push(out, r, ModelEvent::RefusalDelta),
-                        (_, Some(t), _) => push(out, t, ModelEvent::TextDelta),
+                        (_, Some(t), _) if !t.is_empty() => {
+                            out.push_back(text_event(t, part.logprobs))
+                        }
                         _ => {}
                     }
                 }
             }
             "reasoning" => {
                 if whole {
-                    let parts = item.content.into_iter().flatten();
-                    let text: String = parts
-                        .chain(item.summary.into_iter().flatten())
+                    let text: String = item
+                        .content
+                        .into_iter()
+                        .flatten()
                         .filter_map(|p| p.text)
                         .collect();
                     push(out, text, ModelEvent::ReasoningDelta);
+                    for (summary_index, part) in (0u32..).zip(item.summary.into_iter().flatten()) {
+                        if let Some(delta) = part.text.filter(|t| !t.is_empty()) {
+                            out.push_back(ModelEvent::ReasoningSummaryDelta {
+                                summary_index,
+                                delta,
+                            });
+                        }
+                    }
                 }
                 if let Some(sealed) = item.encrypted_content.filter(|s| !s.is_empty()) {
                     out.push_back(ModelEvent::ReasoningEncrypted(sealed));

@@ -2,8 +2,10 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use windlass_engine::{ModelRequest, ModelTool, ModelToolChoice, ProviderError};
-use windlass_protocol::{Item, ReasoningEffort, TextFormat};
+use windlass_engine::{ModelRequest, ModelTool, ModelToolChoice, ProviderError, INCLUDE_LOGPROBS};
+use windlass_protocol::{
+    ContentPart, Item, MessageContent, ReasoningEffort, ReasoningSummary, TextFormat, Verbosity,
+};
 
 /// Asks for reasoning in its encrypted form: with `store: false` it is the
 /// only way the upstream can see its own reasoning again in the next turn.
@@ -38,11 +40,17 @@ struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<ReasoningOptions>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    service_tier: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    safety_identifier: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     user: Option<&'a str>,
     /// Windlass stores; the upstream must not (and need not) remember.
     store: bool,
     stream: bool,
-    include: [&'static str; 1],
+    include: Vec<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,17 +67,56 @@ struct Tool<'a> {
 
 #[derive(Debug, Serialize)]
 struct TextOptions<'a> {
-    format: &'a TextFormat,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<&'a TextFormat>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verbosity: Option<Verbosity>,
 }
 
 #[derive(Debug, Serialize)]
 struct ReasoningOptions {
-    effort: ReasoningEffort,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effort: Option<ReasoningEffort>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    summary: Option<ReasoningSummary>,
 }
+
+/// The fields `POST /responses/input_tokens` takes (it refuses others).
+const COUNT_FIELDS: [&str; 8] = [
+    "model",
+    "input",
+    "instructions",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "reasoning",
+    "text",
+];
 
 /// The JSON body of one stateless turn.
 pub fn encode_responses(req: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
-    let body = Body {
+    serde_json::to_vec(&body(req)).map_err(not_serializable)
+}
+
+/// The body of `POST /responses/input_tokens` counting what
+/// [`encode_responses`] would send.
+pub fn encode_count(req: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
+    let mut value = serde_json::to_value(body(req)).map_err(not_serializable)?;
+    if let Value::Object(fields) = &mut value {
+        fields.retain(|k, _| COUNT_FIELDS.contains(&k.as_str()));
+    }
+    serde_json::to_vec(&value).map_err(not_serializable)
+}
+
+fn not_serializable(e: serde_json::Error) -> ProviderError {
+    ProviderError::Unsupported {
+        message: format!("the request cannot be serialized: {e}"),
+        param: None,
+    }
+}
+
+fn body(req: &ModelRequest) -> Body<'_> {
+    Body {
         model: &req.model,
         input: req.transcript.iter().filter_map(upstream_item).collect(),
         instructions: req.instructions.as_deref(),
@@ -81,23 +128,35 @@ pub fn encode_responses(req: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
         presence_penalty: req.presence_penalty,
         frequency_penalty: req.frequency_penalty,
         max_output_tokens: req.max_output_tokens,
-        top_logprobs: req.top_logprobs.filter(|n| *n > 0),
-        text: req
-            .text_format
-            .as_ref()
-            .map(|format| TextOptions { format }),
-        reasoning: req
-            .reasoning_effort
-            .map(|effort| ReasoningOptions { effort }),
+        top_logprobs: req.top_logprobs.filter(|n| *n > 0 && req.logprobs),
+        text: (req.text_format.is_some() || req.verbosity.is_some()).then(|| TextOptions {
+            format: req.text_format.as_ref(),
+            verbosity: req.verbosity,
+        }),
+        reasoning: (req.reasoning_effort.is_some() || req.reasoning_summary.is_some()).then(|| {
+            ReasoningOptions {
+                effort: req.reasoning_effort,
+                summary: req.reasoning_summary,
+            }
+        }),
+        service_tier: req.service_tier.as_deref(),
+        prompt_cache_key: req.prompt_cache_key.as_deref(),
+        safety_identifier: req.safety_identifier.as_deref(),
         user: req.user.as_deref(),
         store: false,
         stream: req.stream,
-        include: [INCLUDE_ENCRYPTED_REASONING],
-    };
-    serde_json::to_vec(&body).map_err(|e| ProviderError::Unsupported {
-        message: format!("the request cannot be serialized: {e}"),
-        param: None,
-    })
+        include: include(req),
+    }
+}
+
+/// Encrypted reasoning always; the output text's log probabilities when
+/// the client asked for them.
+fn include(req: &ModelRequest) -> Vec<&'static str> {
+    let mut include = vec![INCLUDE_ENCRYPTED_REASONING];
+    if req.logprobs {
+        include.push(INCLUDE_LOGPROBS);
+    }
+    include
 }
 
 /// An item as this upstream may see it. Windlass's item ids mean nothing
@@ -111,6 +170,14 @@ fn upstream_item(item: &Item) -> Option<Item> {
             m.id = None;
             m.status = None;
             m.phase = None;
+            // Log probabilities describe an answer; they are no input.
+            if let MessageContent::Parts(parts) = &mut m.content {
+                for part in parts {
+                    if let ContentPart::OutputText(t) = part {
+                        t.logprobs = None;
+                    }
+                }
+            }
         }
         Item::FunctionCall(c) => c.id = None,
         Item::FunctionCallOutput(o) => {

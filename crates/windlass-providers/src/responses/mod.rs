@@ -13,13 +13,21 @@ use crate::chat::bearer;
 use crate::codec::{EventDecoder, WireCodec};
 
 pub use decode::{decode_response, ResponsesDecoder};
-pub use encode::encode_responses;
+pub use encode::{encode_count, encode_responses};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResponsesWire;
 
 impl WireCodec for ResponsesWire {
     const TURN_PATH: &'static str = "/responses";
+    const REASONING_IS_TEXT: bool = false;
+
+    fn count_request(
+        &self,
+        request: &ModelRequest,
+    ) -> Option<Result<(&'static str, Vec<u8>), ProviderError>> {
+        Some(encode_count(request).map(|body| ("/responses/input_tokens", body)))
+    }
 
     fn headers(&self, api_key: Option<&str>) -> Result<HeaderMap, ProviderError> {
         bearer(api_key)

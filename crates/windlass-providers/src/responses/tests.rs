@@ -61,7 +61,10 @@ fn streamed_reasoning_and_tool_call() {
     assert_eq!(
         events,
         [
-            ModelEvent::ReasoningDelta("Need the weather.".into()),
+            ModelEvent::ReasoningSummaryDelta {
+                summary_index: 0,
+                delta: "Need the weather.".into()
+            },
             ModelEvent::ReasoningEncrypted("gAAAA".into()),
             call(0, Some("call_1"), Some("get_weather"), ""),
             call(0, None, None, "{\"city\":"),
@@ -134,4 +137,59 @@ fn the_turn_goes_up_stateless_without_windlass_ids() {
         ])
     );
     assert!(body.get("tools").is_none() && body.get("tool_choice").is_none());
+}
+
+#[test]
+fn streamed_text_keeps_its_logprobs_and_summary_parts_their_index() {
+    let (events, result) = feed(&[
+        json!({"type": "response.reasoning_summary_text.delta", "output_index": 0,
+               "summary_index": 0, "delta": "First."}),
+        json!({"type": "response.reasoning_summary_text.delta", "output_index": 0,
+               "summary_index": 1, "delta": "Second."}),
+        json!({"type": "response.output_text.delta", "output_index": 1, "content_index": 0,
+               "delta": "Hi", "logprobs": [{"token": "Hi", "logprob": -0.5,
+               "top_logprobs": [{"token": "Hi", "logprob": -0.5}, {"token": "Yo", "logprob": -1.5}]}]}),
+        json!({"type": "response.output_text.delta", "output_index": 1, "content_index": 0,
+               "delta": "!", "logprobs": []}),
+        json!({"type": "response.completed", "response": {"status": "completed"}}),
+    ]);
+    assert_eq!(result, Ok(()));
+    let summary = |i: u32, d: &str| ModelEvent::ReasoningSummaryDelta {
+        summary_index: i,
+        delta: d.into(),
+    };
+    assert_eq!(events[0], summary(0, "First."));
+    assert_eq!(events[1], summary(1, "Second."));
+    let ModelEvent::TextDeltaLogprobs { delta, logprobs } = &events[2] else {
+        panic!("{:?}", events[2]);
+    };
+    assert_eq!(delta, "Hi");
+    assert_eq!(logprobs[0].token, "Hi");
+    assert_eq!(logprobs[0].bytes, b"Hi".to_vec());
+    assert_eq!(logprobs[0].top_logprobs[1].token, "Yo");
+    assert_eq!(logprobs[0].top_logprobs[1].logprob, -1.5);
+    assert_eq!(events[3], ModelEvent::TextDelta("!".into()));
+}
+
+#[test]
+fn a_whole_response_gives_summaries_and_logprobs_too() {
+    let body = json!({"status": "completed", "output": [
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Plan."}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text",
+          "text": "Ok", "annotations": [],
+          "logprobs": [{"token": "Ok", "logprob": -0.1, "bytes": [79, 107], "top_logprobs": []}]}]}
+    ]});
+    let events = decode_response(body.to_string().as_bytes()).expect("decodes");
+    assert_eq!(
+        events[0],
+        ModelEvent::ReasoningSummaryDelta {
+            summary_index: 0,
+            delta: "Plan.".into()
+        }
+    );
+    assert!(
+        matches!(&events[1], ModelEvent::TextDeltaLogprobs { delta, logprobs }
+            if delta == "Ok" && logprobs[0].logprob == -0.1 && logprobs[0].bytes == [79, 107]),
+        "{events:?}"
+    );
 }

@@ -15,7 +15,7 @@ use windlass_engine::{ClientToolsStatus, QuotaLimits, DEFAULT_TENANT};
 use crate::guard::scopes::Scopes;
 
 /// The per-key override of how responses with client tool calls end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyToolsStatus {
     Completed,
@@ -33,7 +33,7 @@ impl From<KeyToolsStatus> for ClientToolsStatus {
 
 /// One `[[server.keys]]` entry as written in the config file: exactly one of
 /// `key`, `key_sha256` (hex) or `key_env` (a variable read at start-up).
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeyConfig {
     pub name: String,

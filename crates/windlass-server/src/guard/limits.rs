@@ -13,8 +13,8 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-/// The documented limits (README, "Request limits").
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// The documented limits (docs/wire.md, "Request limits").
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RequestLimits {
     /// Items in `input` (when it is a list).

@@ -8,7 +8,7 @@ use tokio::sync::Semaphore;
 use windlass_engine::UnixMillis;
 
 /// Background-mode settings (`[server.background]`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct BackgroundConfig {
     /// Background responses running at once; more wait `queued`.

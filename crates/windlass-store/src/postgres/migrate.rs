@@ -19,11 +19,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-pg/0005_conversations.sql"),
     include_str!("../../migrations-pg/0006_governance_counters.sql"),
     include_str!("../../migrations-pg/0007_conversation_activity.sql"),
+    include_str!("../../migrations-pg/0008_files_vector_stores.sql"),
+    include_str!("../../migrations-pg/0009_containers.sql"),
+    include_str!("../../migrations-pg/0010_prompts.sql"),
 ];
 
 /// The advisory lock key that serializes migrations (any fixed number; this
 /// one is "windlass" in ASCII, truncated).
-const MIGRATION_LOCK: i64 = 0x7769_6e64_6c61_7373;
+pub(super) const MIGRATION_LOCK: i64 = 0x7769_6e64_6c61_7373;
 
 pub(super) async fn migrate(conn: &mut Object) -> Result<(), StoreError> {
     let tx = conn.transaction().await.map_err(backend)?;

@@ -10,13 +10,21 @@
 //! `sslkey`; see `tls.rs`), on rustls.
 
 mod cancel;
+mod containers;
 mod conversations;
 mod counters;
+mod files;
+mod ingestion;
 mod migrate;
+mod pgvector;
+mod prompts;
 mod quota;
 mod read;
 mod runs;
 mod tls;
+mod vector_rows;
+mod vector_search;
+mod vector_stores;
 mod write;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
@@ -57,6 +65,8 @@ pub struct PgStore {
     config: tokio_postgres::Config,
     tls: MakeRustlsConnect,
     summary: PgTlsSummary,
+    /// The schema of the pgvector extension, when the database has it.
+    vector: Option<std::sync::Arc<str>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -94,17 +104,25 @@ impl PgStore {
             .max_size(options.max_connections.max(1))
             .build()
             .map_err(|e| StoreError::Backend(format!("postgres pool: {e}")))?;
-        let store = PgStore {
+        let mut store = PgStore {
             pool,
             config,
             tls,
             summary,
+            vector: None,
         };
         // The first connection says what is wrong with the settings (a CA
         // or host name that does not match, a refused client certificate).
         let mut conn = store.pool.get().await.map_err(|e| store.first_error(e))?;
         migrate::migrate(&mut conn).await?;
+        store.vector = pgvector::detect(&mut conn).await?;
         Ok(store)
+    }
+
+    /// Whether vector similarity runs in the database (pgvector), rather
+    /// than in the gateway over the stored arrays.
+    pub fn has_pgvector(&self) -> bool {
+        self.vector.is_some()
     }
 
     /// The TLS settings in force, for the start-up log (no secrets).
@@ -174,7 +192,8 @@ impl PgStore {
         let conn = self.conn().await?;
         conn.batch_execute(
             "TRUNCATE response_items, response_traces, responses, items, \
-             live_runs, response_events, quota_buckets, governance_counters, conversation_items, conversations",
+             live_runs, response_events, quota_buckets, governance_counters, conversation_items, conversations, \
+             vector_store_chunks, vector_store_files, vector_store_batches, vector_stores, files",
         )
         .await
         .map_err(backend)

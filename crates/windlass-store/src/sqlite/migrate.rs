@@ -25,6 +25,12 @@ const MIGRATIONS: &[(i64, &str)] = &[
         7,
         include_str!("../../migrations/0007_conversation_activity.sql"),
     ),
+    (
+        8,
+        include_str!("../../migrations/0008_files_vector_stores.sql"),
+    ),
+    (9, include_str!("../../migrations/0009_containers.sql")),
+    (10, include_str!("../../migrations/0010_prompts.sql")),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

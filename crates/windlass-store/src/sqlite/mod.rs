@@ -8,14 +8,21 @@
 
 mod checkpoint;
 mod conn;
+mod containers;
 mod conversations;
+mod files;
 mod group;
+mod ingestion;
 mod migrate;
+mod prompts;
 mod prune;
 mod read;
 mod runs;
 mod save_thread;
 mod trace;
+mod vector_rows;
+mod vector_search;
+mod vector_stores;
 mod write;
 
 use std::path::PathBuf;

@@ -13,7 +13,7 @@
 //! it replaced (a spawned task that waited for the writer, then a
 //! blocking-pool thread), a save costs one thread wake-up and one task
 //! wake-up, and no task is spawned per group: the same CPU per stored
-//! request, a lower median latency (BENCHMARKS.md, "Save thread").
+//! request, a lower median latency (docs/benchmarks-history.md, "Save thread").
 //!
 //! Other writes (deletes, pruning, live runs, conversations) still run on
 //! the same writer connection under its async mutex; the thread takes that

@@ -6,7 +6,7 @@
 //! disk (the WAL header fsync after a checkpoint, writeback of WAL pages),
 //! and inline that wait stalled a runtime worker and every task queued on
 //! it: measured, ~12 % less CPU per stored request inline, but +0.25-0.5 ms
-//! on the median latency at 16 clients (BENCHMARKS.md, "SQLite inline").
+//! on the median latency at 16 clients (docs/benchmarks-history.md, "SQLite inline").
 //!
 //! A save is ONE statement and ONE commit: an `INSERT` into a view whose
 //! `INSTEAD OF` trigger (created per connection by [`SAVE_TRIGGER`]) writes

@@ -67,8 +67,8 @@ pub fn call(id: &str, call_id: &str) -> Item {
 /// A type this protocol version does not know: kept as raw JSON.
 pub fn unknown(id: &str) -> Item {
     item(
-        json!({"type": "web_search_call", "id": id, "status": "completed",
-                "action": {"type": "search", "query": "rust"}}),
+        json!({"type": "tool_search_call", "id": id, "status": "completed",
+                "arguments": {"query": "rust"}}),
     )
 }
 

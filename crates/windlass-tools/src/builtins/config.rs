@@ -37,7 +37,7 @@ pub const TOOL_NAMES: [&str; 6] = [
     "web_fetch",
 ];
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BuiltinsConfig {
     /// The tools requests may select (none by default).
@@ -63,7 +63,7 @@ fn default_max_read() -> u64 {
     256 * 1024
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SandboxKind {
     /// bubblewrap: read-only system, one writable work directory, new PID
@@ -75,7 +75,7 @@ pub enum SandboxKind {
     None,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellConfig {
     #[serde(default)]
@@ -130,7 +130,7 @@ fn default_procs() -> u64 {
     64
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FetchConfig {
     #[serde(default = "default_fetch_timeout")]

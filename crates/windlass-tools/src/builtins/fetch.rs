@@ -20,6 +20,8 @@ const TEXT_WIDTH: usize = 100;
 pub struct Fetch {
     config: FetchConfig,
     allow: AllowList,
+    /// The config table these settings come from, named in refusals.
+    table: &'static str,
 }
 
 #[derive(Deserialize)]
@@ -30,9 +32,19 @@ struct FetchArgs {
 
 impl Fetch {
     pub fn new(config: FetchConfig) -> Result<Fetch, String> {
+        Fetch::for_table(config, "builtins.web_fetch")
+    }
+
+    /// Settings read from the config table `table` (e.g.
+    /// `web_search.open_page`).
+    pub(crate) fn for_table(config: FetchConfig, table: &'static str) -> Result<Fetch, String> {
         let allow = AllowList::parse(&config.allow_hosts)
-            .map_err(|e| format!("builtins.web_fetch.allow_hosts: {e}"))?;
-        Ok(Fetch { config, allow })
+            .map_err(|e| format!("{table}.allow_hosts: {e}"))?;
+        Ok(Fetch {
+            config,
+            allow,
+            table,
+        })
     }
 
     pub async fn run(&self, arguments: &str, cancel: &CancellationToken) -> Result<String, String> {
@@ -47,13 +59,26 @@ impl Fetch {
         }
     }
 
+    /// GETs `url` as text within the timeout (for `web_search`'s
+    /// `open_page`, which has no JSON arguments).
+    pub(crate) async fn get(
+        &self,
+        url: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, String> {
+        self.run(&serde_json::json!({ "url": url }).to_string(), cancel)
+            .await
+    }
+
     async fn fetch(&self, url: &str) -> Result<String, String> {
-        let checked = check_url(url, &self.allow).await.map_err(refusal)?;
+        let checked = check_url(url, &self.allow)
+            .await
+            .map_err(|e| refusal(e, self.table))?;
         if let Some(domains) = &self.config.allow_domains {
             if !domain_allowed(domains, &checked.host) {
                 return Err(format!(
-                    "host '{}' is not on this gateway's web_fetch domain allowlist",
-                    checked.host
+                    "host '{}' is not on this gateway's {} domain allowlist",
+                    checked.host, self.table
                 ));
             }
         }
@@ -135,14 +160,14 @@ async fn read_capped(
 }
 
 /// The guard's refusal, worded for a fetch rather than an MCP server.
-fn refusal(e: SsrfError) -> String {
+fn refusal(e: SsrfError, table: &str) -> String {
     match e {
         SsrfError::BadUrl(u) => format!("{u:?} is not a valid URL"),
         SsrfError::Credentials => "URLs with credentials (user:password@) are not fetched".to_owned(),
         SsrfError::Scheme(s) => format!("only http and https URLs can be fetched, not {s:?}"),
         SsrfError::Unresolved(h) => format!("host '{h}' could not be resolved"),
         SsrfError::Forbidden { host, addr, kind } => format!(
-            "host '{host}' resolves to {addr}, a {kind} address, which this gateway does not fetch from (the operator can allow it with builtins.web_fetch.allow_hosts)"
+            "host '{host}' resolves to {addr}, a {kind} address, which this gateway does not fetch from (the operator can allow it with {table}.allow_hosts)"
         ),
     }
 }

@@ -94,7 +94,7 @@ impl Roots {
 /// The checked path is opened without following a symlink in its last
 /// component, so one swapped in after the check (by a concurrent `shell`
 /// call) fails instead of leading outside.
-async fn read_nofollow(path: &Path) -> std::io::Result<Vec<u8>> {
+pub(crate) async fn read_nofollow(path: &Path) -> std::io::Result<Vec<u8>> {
     use tokio::io::AsyncReadExt;
     let mut file = tokio::fs::OpenOptions::new()
         .read(true)
@@ -106,7 +106,7 @@ async fn read_nofollow(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-async fn write_nofollow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) async fn write_nofollow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use tokio::io::AsyncWriteExt;
     let mut file = tokio::fs::OpenOptions::new()
         .write(true)

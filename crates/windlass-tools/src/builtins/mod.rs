@@ -11,8 +11,8 @@
 //! the request selected.
 
 mod config;
-mod fetch;
-mod files;
+pub(crate) mod fetch;
+pub(crate) mod files;
 mod hub;
 mod shell;
 mod stdio;

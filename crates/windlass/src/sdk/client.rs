@@ -18,8 +18,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use windlass_engine::{
-    Engine, EngineConfig, EventSink, Policy, PolicyChain, ResponseStore, RunEvent, SinkClosed,
-    Trace,
+    Engine, EngineConfig, EventSink, Policy, PolicyChain, ResponseStore, RunContext, RunEvent,
+    SinkClosed, Trace,
 };
 use windlass_protocol::{
     CreateResponseRequest, FunctionCallOutput, Input, Item, ItemStatus, ResponseResource,
@@ -330,7 +330,8 @@ impl Client {
         sent_results: usize,
     ) -> Result<(), SdkError> {
         let previous = self.state().last_response_id.clone();
-        let prepared = self.engine.prepare(self.request(input, previous)).await?;
+        let request = self.request(input, previous);
+        let prepared = self.engine.prepare(RunContext::default(), request).await?;
         let (tx, rx) = mpsc::channel(SIGNAL_BUFFER);
         let cancel = CancellationToken::new();
         {

@@ -1,0 +1,16 @@
+//! The real `windlass` binary (`CARGO_BIN_EXE_windlass`): `serve` in front
+//! of the scripted upstream (drain, hardening, OpenAI's variables, the
+//! async-openai client, replicas on Postgres, acknowledged responses across
+//! kill -9), `run` and `store prune`.
+
+mod client_async_openai;
+mod crash;
+mod hardening;
+mod openai_env;
+mod replica_support;
+mod replicas;
+mod replicas_wire;
+mod retention;
+mod run_builtins;
+mod run_cli;
+mod serve_drain;

@@ -1,0 +1,8 @@
+//! The binary's wiring in process: the config file and its `WINDLASS_*`
+//! variables, the example config, the upstream table, the built-ins with
+//! governance as `serve` assembles them.
+
+mod builtins_gateway;
+mod env;
+mod example;
+mod upstream_routing;

@@ -1,0 +1,121 @@
+//! Sent by the loop through the sink port: typed data (no trait) for the SDK and the trace.
+//!
+//! Run events: what the loop did, for surfaces that translate it (the SDK)
+//! and for the execution trace. Stream events say what the client sees;
+//! these say why.
+
+use std::time::Duration;
+
+use windlass_protocol::Usage;
+
+use super::provider::FinishReason;
+use super::tools::{ToolCall, ToolOwner};
+
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// A model turn is about to start (`turn` counts from 0).
+    TurnStarted {
+        turn: u32,
+    },
+    TurnFinished(TurnReport),
+    /// Who handles a call, decided once per call.
+    CallDecided(CallReport),
+    /// A call the server handled has its output (run, or rejected).
+    CallFinished(CallResult),
+}
+
+/// One finished model turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnReport {
+    pub turn: u32,
+    pub duration: Duration,
+    pub usage: Option<Usage>,
+    pub finish: Option<FinishReason>,
+    /// Tool calls the model made in this turn.
+    pub tool_calls: usize,
+    /// The turn answered the completion check's verification prompt.
+    pub verification: bool,
+    /// Why the turn did not finish: the failure's code (`cancelled` when
+    /// it was cancelled); `None` for a finished turn.
+    pub error: Option<&'static str>,
+}
+
+/// The decision on one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallReport {
+    /// The model turn that made the call; `None` for calls of the parent
+    /// response a continuation settles.
+    pub turn: Option<u32>,
+    pub call: ToolCall,
+    /// `None`: not a tool of this request.
+    pub owner: Option<ToolOwner>,
+    pub verdict: CallVerdict,
+    /// The policy rule that decided, when the policy names one.
+    pub rule: Option<String>,
+}
+
+/// What happens to a call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CallVerdict {
+    /// The server runs it with these arguments (the model's or the policy's).
+    Run { arguments: String },
+    /// The client runs it, with these arguments.
+    Client { arguments: String },
+    /// Not run: the message is the error output the model gets.
+    Rejected { why: Rejection, message: String },
+    /// Waits for a human approval (`mcp_approval_request`).
+    NeedsApproval,
+    /// A server call of a turn that pauses for the client: not checked
+    /// yet; the continuation decides it.
+    Deferred,
+}
+
+/// Why a call was not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Rejection {
+    /// Not a tool of this request.
+    UnknownTool,
+    /// Excluded by the request's `allowed_tools`.
+    NotAllowed,
+    /// The policy denied it.
+    PolicyDenied,
+    /// The user denied the approval request.
+    UserDenied,
+    /// Over the per-turn tool-call limit.
+    PerTurnLimit,
+    /// The policy asked for an approval this kind of tool cannot get.
+    ApprovalUnavailable,
+}
+
+/// How a server-handled call ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult {
+    pub call_id: String,
+    pub name: String,
+    pub outcome: CallOutcome,
+    pub duration: Duration,
+    /// Bytes of the output text the model gets.
+    pub output_bytes: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CallOutcome {
+    Ok,
+    Error,
+    /// Rejected before running (see [`Rejection`]).
+    Denied,
+}
+
+impl CallOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Ok => "ok",
+            CallOutcome::Error => "error",
+            CallOutcome::Denied => "denied",
+        }
+    }
+}

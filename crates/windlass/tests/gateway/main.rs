@@ -1,0 +1,21 @@
+//! The gateway over real HTTP (the `windlass-server` router in process, in
+//! front of the scripted upstream, on a SQLite file): one test binary, a
+//! module per area.
+
+mod background;
+mod compact;
+mod conversations;
+mod errors;
+mod hardening;
+mod kinds_support;
+mod meta;
+mod resume_keepalive;
+mod slow_upstream;
+mod smoke;
+mod sse_keepalive;
+mod store;
+mod store_false_db;
+mod text;
+mod upstream_forwarding;
+mod upstream_kinds;
+mod websocket;

@@ -1,0 +1,6 @@
+//! Metrics and request ids. A binary of its own: `request_id` installs the
+//! process's global tracing subscriber (debug level, captured in memory),
+//! which would log every other test of a shared binary.
+
+mod metrics;
+mod request_id;
