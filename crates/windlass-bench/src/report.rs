@@ -269,8 +269,14 @@ mod tests {
             Row::value("json", "save: commits >= 2 ms", "count", 3.0),
         ];
         let line = tail_summary(&rows);
-        assert!(line.contains("stored JSON +2.50 ms (25.50 vs 23.00 ms)"), "{line}");
-        assert!(line.contains("stored stream, last byte +10.00 ms"), "{line}");
+        assert!(
+            line.contains("stored JSON +2.50 ms (25.50 vs 23.00 ms)"),
+            "{line}"
+        );
+        assert!(
+            line.contains("stored stream, last byte +10.00 ms"),
+            "{line}"
+        );
         assert!(line.contains("json: save commits >= 2 ms: 3.00"), "{line}");
         let none = tail_summary(&[]);
         assert!(none.contains("stored JSON not run"), "{none}");

@@ -257,6 +257,18 @@ impl Recorded {
             ),
             Row::value(
                 scenario,
+                "save: WAL rewinds per 1000 saves",
+                "count",
+                1000.0 * rewound.n as f64 / (saves.max(1) as f64),
+            ),
+            Row::value(
+                scenario,
+                "save: saves behind a rewinding commit",
+                "%",
+                100.0 * self.behind_rewinds() as f64 / (saves.max(1) as f64),
+            ),
+            Row::value(
+                scenario,
                 "save: checkpoints",
                 "count",
                 self.checkpoints.len() as f64,
@@ -265,8 +277,49 @@ impl Recorded {
         ]
     }
 
+    /// Saves that waited for a commit rewinding the WAL: its own rows and
+    /// the next group's (they queued while it wrote and synced the header).
+    fn behind_rewinds(&self) -> u64 {
+        let mut n = 0;
+        for (i, g) in self.groups.iter().enumerate() {
+            if g.rewound {
+                n += g.rows + self.groups.get(i + 1).map_or(0, |next| next.rows);
+            }
+        }
+        n
+    }
+
+    /// The slowest groups (queued + commit), each split into its phases:
+    /// the per-request view of the slow saves.
+    fn slowest(&self, n: usize) -> Value {
+        let mut by_time: Vec<&Group> = self.groups.iter().collect();
+        by_time.sort_by_key(|g| std::cmp::Reverse(g.queued_us + g.commit_us));
+        Value::Array(
+            by_time
+                .into_iter()
+                .take(n)
+                .map(|g| {
+                    json!({
+                        "rows": g.rows,
+                        "queued_ms": ms(g.queued_us),
+                        "wake_runq_ms": ms(g.wake_runq_us),
+                        "lock_ms": ms(g.lock_us),
+                        "commit_ms": ms(g.commit_us),
+                        "commit_cpu_ms": ms(g.commit_cpu_us),
+                        "commit_runq_ms": ms(g.commit_runq_us),
+                        "commit_blocked_ms": ms(g.blocked_us()),
+                        "rewound": g.rewound,
+                    })
+                })
+                .collect(),
+        )
+    }
+
     pub fn details(&self) -> Value {
         json!({
+            "saves": self.groups.iter().map(|g| g.rows).sum::<u64>(),
+            "behind_rewinds": self.behind_rewinds(),
+            "slowest_groups": self.slowest(12),
             "groups": self.groups.len(),
             "queued_ms": Dist::of(self.groups.iter().map(|g| ms(g.queued_us))),
             "lock_ms": Dist::of(self.groups.iter().map(|g| ms(g.lock_us))),

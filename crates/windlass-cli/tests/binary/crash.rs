@@ -71,8 +71,8 @@ impl Drop for Serve {
     }
 }
 
-fn temp_db() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("windlass-crash-{}", std::process::id()));
+fn temp_db(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("windlass-crash-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.join("windlass.db")
@@ -119,7 +119,7 @@ async fn acknowledged_responses_survive_kill_9_under_load() {
     upstream.set_default(
         Reply::text("stored before it was acknowledged").first_byte_delay(Duration::from_millis(2)),
     );
-    let db = temp_db();
+    let db = temp_db("load");
     let mut serve = Serve::start(&upstream, &db).await;
     let acked = Arc::new(Mutex::new(Vec::<String>::new()));
     let client = reqwest::Client::new();
@@ -171,6 +171,43 @@ async fn acknowledged_responses_survive_kill_9_under_load() {
         lost.len(),
         acked.len()
     );
+    drop(serve);
+    let _ = std::fs::remove_dir_all(db.parent().unwrap());
+}
+
+/// The acknowledgement and the kill back to back: a JSON answer read in
+/// full, then a stream read up to its terminal event (before `[DONE]` and
+/// the end of the body), each followed at once by `kill -9`; the next
+/// process on the same file serves both responses, completed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_right_after_the_acknowledgement_keeps_the_response() {
+    let upstream = FakeUpstream::start().await;
+    upstream.set_record_requests(false);
+    upstream.set_default(Reply::text("acknowledged, then killed"));
+    let db = temp_db("at-once");
+    let client = reqwest::Client::new();
+    let mut kept = Vec::new();
+    for stream in [false, true] {
+        let mut serve = Serve::start(&upstream, &db).await;
+        let id = one(&client, &serve.base, stream).await;
+        serve.kill9();
+        kept.push(id.expect("the response was acknowledged as completed"));
+    }
+    let serve = Serve::start(&upstream, &db).await;
+    for id in &kept {
+        let got = client
+            .get(format!("{}/v1/responses/{id}", serve.base))
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(got.status(), 200, "{id} lost after kill -9");
+        let body: Value = got.json().await.unwrap();
+        assert_eq!(body["status"], "completed", "{body}");
+        assert_eq!(
+            body["output"][0]["content"][0]["text"],
+            "acknowledged, then killed"
+        );
+    }
     drop(serve);
     let _ = std::fs::remove_dir_all(db.parent().unwrap());
 }
