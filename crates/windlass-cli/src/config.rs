@@ -125,7 +125,9 @@ pub struct LoopFile {
 #[serde(deny_unknown_fields)]
 pub struct StoreFile {
     pub wal_limit_bytes: Option<u64>,
-    /// SQLite: WAL size past which a checkpoint folds it into the database.
+    /// SQLite: WAL size past which a checkpoint folds it into the database
+    /// (default 64 MiB, as `wal_limit_bytes`; never above it; 0: after
+    /// every commit, at most four times a second).
     pub checkpoint_bytes: Option<u64>,
     pub size_log_interval_secs: Option<u64>,
     /// Responses older than this many days are deleted by `serve` (hourly)
