@@ -16,6 +16,8 @@
 #   CHAIN=100 scripts/peers.sh             # also: continue a 100-deep chain
 #   SMOKE=1 scripts/peers.sh               # 1 s per path: checks the wiring only
 #   WINDLASS_ARGS="--config x.toml" ...     # extra `windlass serve` arguments
+#   PEERS="windlass windlass-b" WINDLASS_B_ARGS="--config old.toml" ...
+#                                          # A/B: a second Windlass setup, same runs
 #
 # LiteLLM comes from PyPI into .scratch/peers/venv (pip), agentic-api from
 # crates.io (`cargo install agentic-server`, a long build) into
@@ -154,17 +156,19 @@ one_run() {
   measure direct-stream "$UP_BASE/chat/completions" "$CHAT_STREAM_BODY"
   for peer in $PEERS; do
     case $peer in
-      windlass)
-        db="$WORK/windlass.db"; rm -f "$db" "$db-wal" "$db-shm"
+      windlass|windlass-b)
+        db="$WORK/$peer.db"; rm -f "$db" "$db-wal" "$db-shm"
+        args=${WINDLASS_ARGS:-}
+        [ "$peer" = windlass-b ] && args=${WINDLASS_B_ARGS:-}
         # shellcheck disable=SC2086
-        start_gateway "$db" ${WINDLASS_ARGS:-}
-        measure windlass-stored "$GW/v1/responses" "$(stored_body true)" "$GW_PID"
-        measure windlass-stored-stream "$GW/v1/responses" "$(stored_body true true)" "$GW_PID"
-        measure windlass-unstored "$GW/v1/responses" "$(stored_body false)" "$GW_PID"
-        measure windlass-unstored-stream "$GW/v1/responses" "$(stored_body false true)" "$GW_PID"
+        start_gateway "$db" $args
+        measure "$peer-stored" "$GW/v1/responses" "$(stored_body true)" "$GW_PID"
+        measure "$peer-stored-stream" "$GW/v1/responses" "$(stored_body true true)" "$GW_PID"
+        measure "$peer-unstored" "$GW/v1/responses" "$(stored_body false)" "$GW_PID"
+        measure "$peer-unstored-stream" "$GW/v1/responses" "$(stored_body false true)" "$GW_PID"
         if [ "$CHAIN" -gt 0 ]; then
           tip=$(chain_tip "$GW" "$CHAIN")
-          measure windlass-chain "$GW/v1/responses" "$(stored_body true false "$tip")" "$GW_PID"
+          measure "$peer-chain" "$GW/v1/responses" "$(stored_body true false "$tip")" "$GW_PID"
         fi
         kill "$GW_PID" 2>/dev/null || true
         wait "$GW_PID" 2>/dev/null || true
