@@ -132,6 +132,10 @@ pub struct LoopFile {
 #[serde(deny_unknown_fields)]
 pub struct StoreFile {
     pub wal_limit_bytes: Option<u64>,
+    /// SQLite: WAL size past which a checkpoint folds it into the database
+    /// (default 64 MiB, as `wal_limit_bytes`; never above it; 0: after
+    /// every commit, at most four times a second).
+    pub checkpoint_bytes: Option<u64>,
     pub size_log_interval_secs: Option<u64>,
     /// Responses older than this many days are deleted by `serve` (hourly)
     /// and by `windlass store prune`; unset keeps everything.
@@ -318,6 +322,9 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     let mut store = SqliteOptions::default();
     if let Some(n) = file.store.wal_limit_bytes {
         store.wal_limit_bytes = n;
+    }
+    if let Some(n) = file.store.checkpoint_bytes {
+        store.checkpoint_bytes = n;
     }
     if let Some(secs) = file.store.size_log_interval_secs {
         store.size_log_interval = Duration::from_secs(secs);

@@ -40,7 +40,7 @@ mod wire;
 pub use anthropic::AnthropicWire;
 pub use chat::ChatWire;
 pub use codec::{EventDecoder, WireCodec};
-pub use config::{ChatProviderConfig, MaxTokensField, Tokenizer};
+pub use config::{ChatProviderConfig, MaxTokensField, Tokenizer, DEFAULT_UPSTREAM_TIMEOUT};
 pub use embeddings::{EmbeddingsClient, DEFAULT_BATCH as DEFAULT_EMBEDDING_BATCH};
 pub use glob::glob_match;
 pub use provider::{ChatCompletionsProvider, HttpProvider};

@@ -40,4 +40,4 @@ pub use postgres::{
     is_postgres_url, PgCancelBus, PgCounters, PgOptions, PgQuota, PgSslMode, PgStore, PgTlsSummary,
 };
 #[cfg(feature = "sqlite")]
-pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore, SAVE_THREAD_NAME};
+pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore, SAVE_THREAD_NAME, SAVE_TIMING_TARGET};

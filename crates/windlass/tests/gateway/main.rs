@@ -13,6 +13,7 @@ mod kinds_support;
 mod meta;
 mod prompts;
 mod resume_keepalive;
+mod slow_upstream;
 mod smoke;
 mod sse_keepalive;
 mod store;
