@@ -100,7 +100,13 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
-    let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
+    let governed = govern(
+        settings.builtins,
+        settings.governance,
+        mcp.clone(),
+        opened.counters.clone(),
+    )
+    .await?;
     let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics));
     if let Some(conversations) = opened.conversations {
         builder = builder.conversations(conversations);

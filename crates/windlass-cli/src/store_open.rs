@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use windlass_engine::{
-    CancelBus, ConversationStore, LocalCancelBus, QuotaCounter, ResponseStore, RunStore, StoreError,
+    CancelBus, ConversationRetention, ConversationStore, GovernanceCounters, LocalCancelBus,
+    QuotaCounter, ResponseStore, RunStore, StoreError,
 };
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
@@ -19,6 +20,11 @@ pub struct OpenedStore {
     pub quota: Option<Arc<dyn QuotaCounter>>,
     /// Conversations, in the same database.
     pub conversations: Option<Arc<dyn ConversationStore>>,
+    /// Conversation retention, in the same database.
+    pub conversation_retention: Arc<dyn ConversationRetention>,
+    /// Governance rate limits and budgets counted in the database (shared
+    /// by replicas); `None`: the gate's in-process counters.
+    pub counters: Option<Arc<dyn GovernanceCounters>>,
 }
 
 pub async fn open_store(
@@ -31,9 +37,11 @@ pub async fn open_store(
         let bus = store.cancel_bus().await?;
         return Ok(OpenedStore {
             quota: Some(Arc::new(store.quota())),
+            counters: Some(Arc::new(store.counters())),
             store: store.clone(),
             runs: store.clone(),
             cancel_bus: Arc::new(bus),
+            conversation_retention: store.clone(),
             conversations: Some(store),
         });
     }
@@ -43,6 +51,8 @@ pub async fn open_store(
         runs: store.clone(),
         cancel_bus: Arc::new(LocalCancelBus),
         quota: None,
+        counters: None,
+        conversation_retention: store.clone(),
         conversations: Some(store),
     })
 }

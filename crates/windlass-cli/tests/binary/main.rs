@@ -7,6 +7,7 @@ mod hardening;
 mod openai_env;
 mod replica_support;
 mod replicas;
+mod replicas_governance;
 mod replicas_wire;
 mod retention;
 mod run_builtins;
