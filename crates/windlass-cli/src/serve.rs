@@ -97,6 +97,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     if let Some(days) = settings.retention_days {
         crate::retention::spawn(opened.store.clone(), days);
     }
+    if let Some(days) = settings.conversation_retention_days {
+        crate::retention::spawn_conversations(opened.conversation_retention.clone(), days);
+    }
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
@@ -131,6 +134,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             source,
         })?;
     tracing::info!(listen = %listener.local_addr()?, %upstream, db = %display_db(&settings.db), "windlass serving");
+    log_connection_caps(&state, settings.fd_caps);
     // The first signal drains; a second one cancels what is still running
     // at once instead of waiting out the grace period.
     let lifecycle = state.lifecycle.clone();
@@ -149,6 +153,25 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         t.shutdown().await;
     }
     Ok(())
+}
+
+/// Says which connection caps hold and where they come from.
+fn log_connection_caps(state: &AppState, derived: Option<windlass_server::fd_caps::FdCaps>) {
+    let c = &state.config.connections;
+    match derived {
+        Some(d) => tracing::info!(
+            max_connections = c.max_connections,
+            hard_max_connections = c.hard_max_connections,
+            open_file_limit = d.soft_limit,
+            headroom = d.headroom,
+            "connection caps follow the open-file limit (RLIMIT_NOFILE), less headroom for the store, upstreams and MCP"
+        ),
+        None => tracing::info!(
+            max_connections = c.max_connections,
+            hard_max_connections = c.hard_max_connections,
+            "connection caps as configured"
+        ),
+    }
 }
 
 /// The operator view of the MCP servers for `GET /v1/mcp/servers`.

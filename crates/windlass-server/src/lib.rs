@@ -46,6 +46,7 @@
 mod client_tools_status;
 pub mod config;
 pub mod error;
+pub mod fd_caps;
 mod guard;
 mod http;
 mod intake;

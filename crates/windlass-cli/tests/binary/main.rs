@@ -3,6 +3,7 @@
 //! async-openai client, replicas on Postgres), `run` and `store prune`.
 
 mod client_async_openai;
+mod fd_caps;
 mod hardening;
 mod openai_env;
 mod replica_support;
@@ -10,6 +11,7 @@ mod replicas;
 mod replicas_governance;
 mod replicas_wire;
 mod retention;
+mod retention_conversations;
 mod run_builtins;
 mod run_cli;
 mod serve_drain;
