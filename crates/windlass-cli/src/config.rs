@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use windlass_auth::OidcConfig;
 use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_governance::GovernanceConfig;
 use windlass_providers::ChatProviderConfig;
@@ -100,6 +101,17 @@ pub struct FileConfig {
     /// Trace export over OTLP/HTTP (off unless an endpoint is set).
     #[serde(default)]
     pub otlp: OtlpFile,
+    /// Bearer JWTs as keys (`[auth.oidc]`).
+    #[serde(default)]
+    pub auth: AuthFile,
+}
+
+/// `[auth]`: identities besides the static keys.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuthFile {
+    /// Bearer JWTs of one OIDC issuer, verified against its JWKS.
+    pub oidc: Option<OidcConfig>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -173,6 +185,8 @@ pub struct Settings {
     /// Connection caps derived from the open-file limit (for the start-up
     /// log); `None`: both configured, or the limit is unknown.
     pub fd_caps: Option<FdCaps>,
+    /// `[auth.oidc]`: bearer JWTs accepted as keys.
+    pub oidc: Option<OidcConfig>,
 }
 
 /// The process environment, read once (tests pass their own).
@@ -384,6 +398,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         governance: file.governance,
         otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
         fd_caps,
+        oidc: file.auth.oidc,
     })
 }
 

@@ -35,6 +35,8 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Otlp(#[from] OtlpError),
+    #[error("[auth.oidc]: {0}")]
+    Oidc(#[from] windlass_auth::JwksError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -102,6 +104,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     }
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
+    let mcp_labels = crate::mcp_mount::labels(&settings.mcp, !settings.builtins.enabled.is_empty());
     let mcp = McpServers::start(settings.mcp);
     let governed = govern(
         settings.builtins,
@@ -115,8 +118,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         builder = builder.conversations(conversations);
     }
     let engine = builder
-        .mcp(governed.hub)
-        .policy(governed.policy)
+        .mcp(governed.hub.clone())
+        .policy(governed.policy.clone())
         .config(settings.engine)
         .build();
     let mut state = AppState::new(engine, settings.server)
@@ -127,6 +130,12 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     if let Some(quota) = opened.quota {
         state = state.with_quota(quota);
     }
+    if let Some(oidc) = settings.oidc {
+        tracing::info!(issuer = %oidc.issuer, "bearer JWTs of the OIDC issuer accepted as keys");
+        state = state.with_jwt(Arc::new(windlass_auth::JwtVerifier::new(oidc)?));
+    }
+    let mcp_shutdown = tokio_util::sync::CancellationToken::new();
+    state = mount_mcp(state, &governed, mcp_labels, mcp_shutdown.clone());
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -147,12 +156,37 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             lifecycle.cut_short();
         });
     };
+    let shutdown = async move {
+        shutdown.await;
+        mcp_shutdown.cancel();
+    };
     windlass_server::serve(listener, state, shutdown).await?;
     mcp.shutdown().await;
     if let Some(t) = telemetry {
         t.shutdown().await;
     }
     Ok(())
+}
+
+/// `/mcp` whenever keys are configured (the endpoint needs a caller).
+fn mount_mcp(
+    state: AppState,
+    governed: &crate::govern::Governed,
+    labels: Vec<String>,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> AppState {
+    let keyed = matches!(&*state.keys, Ok(ring) if !ring.is_empty()) || state.jwt.is_some();
+    if !keyed {
+        return state;
+    }
+    tracing::info!(servers = ?labels, "serving the MCP endpoint at /mcp");
+    let endpoint = crate::mcp_mount::endpoint(
+        governed.hub.clone(),
+        labels,
+        governed.policy.clone(),
+        shutdown,
+    );
+    state.with_mcp_endpoint(endpoint)
 }
 
 /// Says which connection caps hold and where they come from.

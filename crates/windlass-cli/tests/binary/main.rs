@@ -5,6 +5,8 @@
 mod client_async_openai;
 mod fd_caps;
 mod hardening;
+mod jwt_keys;
+mod mcp_mount;
 mod openai_env;
 mod replica_support;
 mod replicas;
