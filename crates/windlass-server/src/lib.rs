@@ -73,11 +73,11 @@ use http::{compact, conversations, create, fallback, mcp, meta, responses, ws};
 
 pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
+pub use guard::jwt::TokenExpiry;
 pub use guard::keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use guard::limits::RequestLimits;
 pub use guard::quota::InProcessQuota;
 pub use guard::tenant::Tenant;
-pub use guard::jwt::TokenExpiry;
 pub use guard::{jwt, keys, limits, quota, scopes, tenant};
 pub use lifecycle::Lifecycle;
 pub use metrics::store::TimedStore;

@@ -217,10 +217,11 @@ async fn a_stream_opened_with_a_jwt_ends_at_its_expiry() {
     .await;
     assert!(ended.is_ok(), "the stream outlived its token: {raw}");
     assert!(raw.contains("event: response.created"), "{raw}");
-    let last = raw
+    let frames: Vec<&str> = raw
         .split("\n\n")
-        .rfind(|f| !f.trim().is_empty() && !f.starts_with(':'))
-        .unwrap_or_default();
+        .filter(|f| !f.trim().is_empty() && !f.starts_with(':'))
+        .collect();
+    let last = frames.last().copied().unwrap_or_default();
     assert!(last.starts_with("event: error\n"), "{raw}");
     assert!(last.contains("\"code\":\"token_expired\""), "{raw}");
 }

@@ -23,7 +23,8 @@ fn python() -> PathBuf {
 
 /// The official MCP client against `url` with `token`; its JSON report.
 async fn client(url: &str, token: &str, calls: Value) -> Value {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/endpoint_client.py");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp/endpoint_client.py");
     let out = tokio::process::Command::new(python())
         .arg(script)
         .args([url, token, "auto", &calls.to_string()])
