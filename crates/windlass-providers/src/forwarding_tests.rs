@@ -146,7 +146,8 @@ fn anthropic_maps_tier_user_and_effort() {
 
 #[test]
 fn anthropic_refuses_what_would_change_the_answer() {
-    let cases: [(fn(&mut ModelRequest), &str); 5] = [
+    type Case = (fn(&mut ModelRequest), &'static str);
+    let cases: [Case; 5] = [
         (|r| r.logprobs = true, "include"),
         (|r| r.top_logprobs = Some(1), "top_logprobs"),
         (|r| r.verbosity = Some(Verbosity::High), "text.verbosity"),

@@ -64,7 +64,10 @@ pub fn soft_nofile() -> Option<u64> {
     };
     // SAFETY: getrlimit writes one rlimit struct we own.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
-    (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur as u64)
+    // `rlim_t` is not u64 on every Unix.
+    #[allow(clippy::unnecessary_cast)]
+    let soft = lim.rlim_cur as u64;
+    (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(soft)
 }
 
 #[cfg(not(unix))]

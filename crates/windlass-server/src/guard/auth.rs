@@ -39,8 +39,9 @@ pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Ne
         _ => return next.run(req).await,
     };
     let token = bearer(req.headers());
-    // A bearer with a JWT's shape goes to the issuer's keys (when
-    // `[auth.oidc]` is set); anything else is compared with the static keys.
+    // A bearer with a JWT's shape goes to the issuer's keys first (when
+    // `[auth.oidc]` is set), then, like any other bearer, to the static
+    // keys (a static key may happen to have a JWT's shape).
     let mut expiry = None;
     let found = match (token, &app.jwt) {
         (Some(t), Some(verifier)) if windlass_auth::looks_like_jwt(t) => {
@@ -49,7 +50,7 @@ pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Ne
                     expiry = Some(exp);
                     Some(key)
                 }
-                None => None,
+                None => ring.find(t),
             }
         }
         (Some(t), _) => ring.find(t),
