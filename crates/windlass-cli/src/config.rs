@@ -6,9 +6,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use windlass_auth::OidcConfig;
 use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_governance::GovernanceConfig;
 use windlass_providers::ChatProviderConfig;
+use windlass_server::fd_caps::{self, FdCaps};
 use windlass_server::{ServerConfig, ServerFile, SettingsError};
 use windlass_store::{PgOptions, SqliteOptions};
 use windlass_tools::builtins::BuiltinsConfig;
@@ -49,12 +51,22 @@ pub enum ConfigError {
     Upstreams(#[from] UpstreamError),
     #[error("[store] retention_days must be at least 1 (leave it out to keep everything)")]
     Retention,
+    #[error("[store] conversation_retention_days must be at least 1 (leave it out to keep every conversation)")]
+    ConversationRetention,
 }
 
 /// Zero days would delete every response as soon as it is stored.
 pub fn check_retention(days: Option<u32>) -> Result<Option<u32>, ConfigError> {
     match days {
         Some(0) => Err(ConfigError::Retention),
+        other => Ok(other),
+    }
+}
+
+/// The same bound for conversations.
+pub fn check_conversation_retention(days: Option<u32>) -> Result<Option<u32>, ConfigError> {
+    match days {
+        Some(0) => Err(ConfigError::ConversationRetention),
         other => Ok(other),
     }
 }
@@ -92,6 +104,17 @@ pub struct FileConfig {
     /// Signed webhooks when background responses end (off unless a url is set).
     #[serde(default)]
     pub webhooks: crate::webhooks::WebhooksFile,
+    /// Bearer JWTs as keys (`[auth.oidc]`).
+    #[serde(default)]
+    pub auth: AuthFile,
+}
+
+/// `[auth]`: identities besides the static keys.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuthFile {
+    /// Bearer JWTs of one OIDC issuer, verified against its JWKS.
+    pub oidc: Option<OidcConfig>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -140,6 +163,10 @@ pub struct StoreFile {
     /// Responses older than this many days are deleted by `serve` (hourly)
     /// and by `windlass store prune`; unset keeps everything.
     pub retention_days: Option<u32>,
+    /// Conversations without activity (creation, an appended item, a
+    /// metadata update) for this many days are deleted by `serve` (hourly)
+    /// and by `windlass store prune`; unset keeps them.
+    pub conversation_retention_days: Option<u32>,
     /// Connections this process opens to Postgres at most.
     pub pg_max_connections: Option<usize>,
     /// SQLite: saves are committed by one writer thread and those queued
@@ -158,6 +185,8 @@ pub struct Settings {
     pub store: SqliteOptions,
     /// `[store] retention_days`, checked to be positive.
     pub retention_days: Option<u32>,
+    /// `[store] conversation_retention_days`, checked to be positive.
+    pub conversation_retention_days: Option<u32>,
     pub pg: PgOptions,
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
@@ -166,6 +195,11 @@ pub struct Settings {
     pub webhooks: crate::webhooks::WebhooksFile,
     /// Where traces are exported; `None`: not exported.
     pub otlp: Option<OtlpSettings>,
+    /// Connection caps derived from the open-file limit (for the start-up
+    /// log); `None`: both configured, or the limit is unknown.
+    pub fd_caps: Option<FdCaps>,
+    /// `[auth.oidc]`: bearer JWTs accepted as keys.
+    pub oidc: Option<OidcConfig>,
 }
 
 /// The process environment, read once (tests pass their own).
@@ -318,7 +352,11 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     // Flag or environment keys replace the file's list; a blank one (an
     // unset variable in `"$A,$B"`) refuses to start rather than turning
     // authentication off.
-    let server = file.server.resolve(args.api_keys)?;
+    let explicit_caps = (
+        file.server.max_connections.is_some(),
+        file.server.hard_max_connections.is_some(),
+    );
+    let mut server = file.server.resolve(args.api_keys)?;
     let mut store = SqliteOptions::default();
     if let Some(n) = file.store.wal_limit_bytes {
         store.wal_limit_bytes = n;
@@ -330,6 +368,8 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         store.size_log_interval = Duration::from_secs(secs);
     }
     let retention_days = check_retention(file.store.retention_days)?;
+    let conversation_retention_days =
+        check_conversation_retention(file.store.conversation_retention_days)?;
     let mut pg = PgOptions::default();
     if let Some(on) = file.store.group_commit {
         store.group_commit = on;
@@ -348,15 +388,17 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     mcp.validate()?;
     file.governance.validate()?;
 
+    let db = args
+        .db
+        .or(file.db)
+        .unwrap_or_else(|| "./windlass.db".to_owned());
+    let fd_caps = follow_fd_limit(&mut server, explicit_caps, &db, &pg, &mcp);
     Ok(Settings {
         listen: args
             .listen
             .or(file.listen)
             .unwrap_or_else(|| "127.0.0.1:8080".to_owned()),
-        db: args
-            .db
-            .or(file.db)
-            .unwrap_or_else(|| "./windlass.db".to_owned()),
+        db,
         log_format: args
             .log_format
             .or(file.log_format)
@@ -366,13 +408,43 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         server,
         store,
         retention_days,
+        conversation_retention_days,
         pg,
         mcp,
         builtins: file.builtins,
         governance: file.governance,
         webhooks: file.webhooks,
         otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
+        fd_caps,
+        oidc: file.auth.oidc,
     })
+}
+
+/// The connection caps the operator left unset, from the open-file limit
+/// with headroom for the store's connections and the MCP servers (see
+/// `windlass_server::fd_caps`).
+fn follow_fd_limit(
+    server: &mut ServerConfig,
+    (explicit_max, explicit_hard): (bool, bool),
+    db: &str,
+    pg: &PgOptions,
+    mcp: &McpConfig,
+) -> Option<FdCaps> {
+    // Postgres: the pool and the cancel bus's connection; SQLite: the
+    // writer, the readers, the WAL and its index, the checkpointer.
+    let store = if windlass_store::is_postgres_url(db) {
+        pg.max_connections as u64 + 1
+    } else {
+        16
+    };
+    // A child's three pipes or an HTTP session's sockets, per server.
+    let reserved = store + 4 * mcp.servers.len() as u64;
+    fd_caps::apply(
+        &mut server.connections,
+        explicit_max,
+        explicit_hard,
+        reserved,
+    )
 }
 
 #[cfg(test)]

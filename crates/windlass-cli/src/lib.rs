@@ -13,6 +13,7 @@ pub mod config;
 pub mod config_env;
 pub mod config_schema;
 pub mod govern;
+pub mod mcp_mount;
 pub mod mcp_stdio;
 pub mod otlp;
 pub mod retention;

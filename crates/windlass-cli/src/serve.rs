@@ -37,6 +37,8 @@ pub enum ServeError {
     Otlp(#[from] OtlpError),
     #[error(transparent)]
     Webhooks(#[from] crate::webhooks::WebhooksError),
+    #[error("[auth.oidc]: {0}")]
+    Oidc(#[from] windlass_auth::JwksError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -100,17 +102,27 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     if let Some(days) = settings.retention_days {
         crate::retention::spawn(opened.store.clone(), days);
     }
+    if let Some(days) = settings.conversation_retention_days {
+        crate::retention::spawn_conversations(opened.conversation_retention.clone(), days);
+    }
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
+    let mcp_labels = crate::mcp_mount::labels(&settings.mcp, !settings.builtins.enabled.is_empty());
     let mcp = McpServers::start(settings.mcp);
-    let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
+    let governed = govern(
+        settings.builtins,
+        settings.governance,
+        mcp.clone(),
+        opened.counters.clone(),
+    )
+    .await?;
     let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics));
     if let Some(conversations) = opened.conversations {
         builder = builder.conversations(conversations);
     }
     let engine = builder
-        .mcp(governed.hub)
-        .policy(governed.policy)
+        .mcp(governed.hub.clone())
+        .policy(governed.policy.clone())
         .config(settings.engine)
         .build();
     let mut state = AppState::new(engine, settings.server)
@@ -125,6 +137,12 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     if let Some(notifier) = notifier {
         state = state.with_notifier(notifier);
     }
+    if let Some(oidc) = settings.oidc {
+        tracing::info!(issuer = %oidc.issuer, "bearer JWTs of the OIDC issuer accepted as keys");
+        state = state.with_jwt(Arc::new(windlass_auth::JwtVerifier::new(oidc)?));
+    }
+    let mcp_shutdown = tokio_util::sync::CancellationToken::new();
+    state = mount_mcp(state, &governed, mcp_labels, mcp_shutdown.clone());
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -132,6 +150,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             source,
         })?;
     tracing::info!(listen = %listener.local_addr()?, %upstream, db = %display_db(&settings.db), "windlass serving");
+    log_connection_caps(&state, settings.fd_caps);
     // The first signal drains; a second one cancels what is still running
     // at once instead of waiting out the grace period.
     let lifecycle = state.lifecycle.clone();
@@ -144,12 +163,56 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             lifecycle.cut_short();
         });
     };
+    let shutdown = async move {
+        shutdown.await;
+        mcp_shutdown.cancel();
+    };
     windlass_server::serve(listener, state, shutdown).await?;
     mcp.shutdown().await;
     if let Some(t) = telemetry {
         t.shutdown().await;
     }
     Ok(())
+}
+
+/// `/mcp` whenever keys are configured (the endpoint needs a caller).
+fn mount_mcp(
+    state: AppState,
+    governed: &crate::govern::Governed,
+    labels: Vec<String>,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> AppState {
+    let keyed = matches!(&*state.keys, Ok(ring) if !ring.is_empty()) || state.jwt.is_some();
+    if !keyed {
+        return state;
+    }
+    tracing::info!(servers = ?labels, "serving the MCP endpoint at /mcp");
+    let endpoint = crate::mcp_mount::endpoint(
+        governed.hub.clone(),
+        labels,
+        governed.policy.clone(),
+        shutdown,
+    );
+    state.with_mcp_endpoint(endpoint)
+}
+
+/// Says which connection caps hold and where they come from.
+fn log_connection_caps(state: &AppState, derived: Option<windlass_server::fd_caps::FdCaps>) {
+    let c = &state.config.connections;
+    match derived {
+        Some(d) => tracing::info!(
+            max_connections = c.max_connections,
+            hard_max_connections = c.hard_max_connections,
+            open_file_limit = d.soft_limit,
+            headroom = d.headroom,
+            "connection caps follow the open-file limit (RLIMIT_NOFILE), less headroom for the store, upstreams and MCP"
+        ),
+        None => tracing::info!(
+            max_connections = c.max_connections,
+            hard_max_connections = c.hard_max_connections,
+            "connection caps as configured"
+        ),
+    }
 }
 
 /// The operator view of the MCP servers for `GET /v1/mcp/servers`.

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use windlass_engine::{
-    CancelBus, ConversationStore, LocalCancelBus, PromptStore, QuotaCounter, ResponseStore,
-    RunStore, StoreError,
+    CancelBus, ConversationRetention, ConversationStore, GovernanceCounters, LocalCancelBus,
+    PromptStore, QuotaCounter, ResponseStore, RunStore, StoreError,
 };
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
@@ -22,6 +22,11 @@ pub struct OpenedStore {
     pub conversations: Option<Arc<dyn ConversationStore>>,
     /// Prompt templates, in the same database.
     pub prompts: Arc<dyn PromptStore>,
+    /// Conversation retention, in the same database.
+    pub conversation_retention: Arc<dyn ConversationRetention>,
+    /// Governance rate limits and budgets counted in the database (shared
+    /// by replicas); `None`: the gate's in-process counters.
+    pub counters: Option<Arc<dyn GovernanceCounters>>,
 }
 
 pub async fn open_store(
@@ -34,10 +39,12 @@ pub async fn open_store(
         let bus = store.cancel_bus().await?;
         return Ok(OpenedStore {
             quota: Some(Arc::new(store.quota())),
+            counters: Some(Arc::new(store.counters())),
             store: store.clone(),
             runs: store.clone(),
             cancel_bus: Arc::new(bus),
             prompts: store.clone(),
+            conversation_retention: store.clone(),
             conversations: Some(store),
         });
     }
@@ -48,6 +55,8 @@ pub async fn open_store(
         cancel_bus: Arc::new(LocalCancelBus),
         quota: None,
         prompts: store.clone(),
+        counters: None,
+        conversation_retention: store.clone(),
         conversations: Some(store),
     })
 }

@@ -28,7 +28,7 @@ pub(crate) struct Admitted {
     pub resume: Option<String>,
 }
 
-/// Checks, admits (quotas) and prepares a create for whoever `key`
+/// Checks and prepares a create, then admits it (quotas), for whoever `key`
 /// authenticated, in its tenant: every surface that starts a response (HTTP,
 /// WebSocket) goes through here. `known`: see
 /// [`windlass_engine::RunContext::known_context`].
@@ -41,8 +41,6 @@ pub(crate) async fn prepare(
 ) -> Result<Admitted, ApiError> {
     let tenant = Tenant::of(key);
     let prompt = crate::prompting::resolve(app, tenant.as_str(), &mut req).await?;
-    // Before anything runs: a refused request costs nothing upstream.
-    let charge = quota_gate::admit(app, key, tenant.as_str()).await?;
     consistency::previous_not_running(app, tenant.as_str(), &req)?;
     let status = client_tools_status::effective(
         header_status,
@@ -62,6 +60,10 @@ pub(crate) async fn prepare(
         .known_context(known)
         .prompt(prompt);
     let prepared = app.engine.prepare(ctx, req).await?;
+    // Charged only for admitted work: a request the checks above refuse
+    // (400, 409) costs no request unit; still before anything runs
+    // upstream.
+    let charge = quota_gate::admit(app, key, tenant.as_str()).await?;
     Ok(Admitted {
         prepared,
         charge,

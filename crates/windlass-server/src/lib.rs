@@ -21,6 +21,7 @@
 //! | `GET`/`POST /v1/conversations/{id}/items`, `GET`/`DELETE …/items/{item_id}` | `conversations.rs` | `responses:*` |
 //! | `GET /v1/models` | `meta.rs` | `models:read` |
 //! | `GET /v1/mcp/servers` | `mcp.rs` | `models:read` |
+//! | `POST`/`GET`/`DELETE /mcp` (when the binary mounts it) | the binary's MCP endpoint | `responses:write` (`GET`: `responses:read`) |
 //! | `GET /health`, `GET /ready` | `meta.rs` | none |
 //! | `GET /metrics` (unless `[server.metrics] enabled = false`) | `metrics.rs` | none (`responses:read` with `require_key`) |
 //! | anything else | `fallback.rs` (404, 405) | |
@@ -51,6 +52,7 @@
 mod client_tools_status;
 pub mod config;
 pub mod error;
+pub mod fd_caps;
 mod guard;
 mod http;
 mod intake;
@@ -79,11 +81,12 @@ use http::{
 
 pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
+pub use guard::jwt::TokenExpiry;
 pub use guard::keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use guard::limits::RequestLimits;
 pub use guard::quota::InProcessQuota;
 pub use guard::tenant::Tenant;
-pub use guard::{keys, limits, quota, scopes, tenant};
+pub use guard::{jwt, keys, limits, quota, scopes, tenant};
 pub use lifecycle::Lifecycle;
 pub use metrics::store::TimedStore;
 pub use metrics::Metrics;
@@ -136,6 +139,9 @@ pub fn router(state: AppState) -> Router {
         .route("/ready", get(meta::ready));
     if state.metrics.is_enabled() {
         root = root.route(metrics::PATH, get(http::metrics::scrape));
+    }
+    if let Some(endpoint) = state.mcp_endpoint.clone() {
+        root = root.route_service("/mcp", endpoint);
     }
     // Layers run bottom-up: the request id first, then the host check,
     // the body last.

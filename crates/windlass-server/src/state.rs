@@ -53,6 +53,11 @@ pub struct AppState {
     pub prompts: Option<Arc<dyn PromptStore>>,
     /// Told when a background response ends (completion webhooks).
     pub notifier: Option<Arc<dyn ResponseNotifier>>,
+    /// Bearer JWTs of an OIDC issuer accepted as keys (`[auth.oidc]`).
+    pub jwt: Option<Arc<windlass_auth::JwtVerifier>>,
+    /// Served at `/mcp` behind the key guard (the binary builds it: the
+    /// gateway's MCP servers and built-ins as one governed MCP server).
+    pub mcp_endpoint: Option<axum::Router>,
 }
 
 impl AppState {
@@ -73,7 +78,24 @@ impl AppState {
             lifecycle: Lifecycle::default(),
             prompts: None,
             notifier: None,
+            jwt: None,
+            mcp_endpoint: None,
         }
+    }
+
+    /// Serves `endpoint` (a router answering `/mcp`) at `/mcp`, behind the
+    /// same guard layers as the API: the request carries its
+    /// [`AuthedKey`](crate::AuthedKey) when it reaches the endpoint.
+    pub fn with_mcp_endpoint(mut self, endpoint: axum::Router) -> Self {
+        self.mcp_endpoint = Some(endpoint);
+        self
+    }
+
+    /// Accepts bearer JWTs `verifier` verifies, beside the static keys
+    /// (authentication is then required even with no static key).
+    pub fn with_jwt(mut self, verifier: Arc<windlass_auth::JwtVerifier>) -> Self {
+        self.jwt = Some(verifier);
+        self
     }
 
     /// Uses `metrics` (e.g. the one the store was wrapped with, see

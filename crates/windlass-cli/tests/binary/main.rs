@@ -6,12 +6,17 @@
 
 mod client_async_openai;
 mod crash;
+mod fd_caps;
 mod hardening;
+mod jwt_keys;
+mod mcp_mount;
 mod openai_env;
 mod replica_support;
 mod replicas;
+mod replicas_governance;
 mod replicas_wire;
 mod retention;
+mod retention_conversations;
 mod run_builtins;
 mod run_cli;
 mod serve_drain;

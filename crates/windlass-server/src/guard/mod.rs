@@ -7,6 +7,7 @@ pub(crate) mod auth;
 pub(crate) mod body;
 pub(crate) mod browser;
 pub(crate) mod consistency;
+pub mod jwt;
 pub mod keys;
 pub mod limits;
 pub mod quota;
