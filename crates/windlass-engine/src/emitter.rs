@@ -116,6 +116,26 @@ impl<'s> Emitter<'s> {
         output_index
     }
 
+    /// Appends an item to the output without announcing it yet (a call
+    /// whose final form is only known once its arguments are complete);
+    /// `announce_done` announces it, final.
+    pub fn reserve_item(&mut self, item: Item) -> usize {
+        let output_index = self.response.output.len();
+        self.open.push(output_index);
+        self.response.output.push(item);
+        output_index
+    }
+
+    /// Announces a reserved item in its final form: `added` then `done`.
+    pub async fn announce_done(&mut self, output_index: usize) {
+        if self.on() {
+            let item = self.response.output[output_index].clone();
+            self.emit(EventData::OutputItemAdded { output_index, item })
+                .await;
+        }
+        self.item_done(output_index).await;
+    }
+
     /// Announces that the item at `output_index` is final.
     pub async fn item_done(&mut self, output_index: usize) {
         self.open.retain(|&i| i != output_index);

@@ -37,6 +37,15 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
         | Item::FunctionCallOutput(_)
         | Item::CustomToolCall(_)
         | Item::CustomToolCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
+        // OpenAI's client-executed types and their outputs, likewise.
+        Item::ShellCall(_)
+        | Item::ShellCallOutput(_)
+        | Item::LocalShellCall(_)
+        | Item::LocalShellCallOutput(_)
+        | Item::ApplyPatchCall(_)
+        | Item::ApplyPatchCallOutput(_)
+        | Item::ComputerCall(_)
+        | Item::ComputerCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
         Item::Compaction(c) => out.extend(crate::compaction::summary_message(c)),
         Item::McpCall(c) => {
             out.push(Item::FunctionCall(FunctionCall {

@@ -138,6 +138,17 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
                 d.shapes.push((def.name.clone(), shape));
                 d.defs.push(def);
             }
+            Tool::Shell(_)
+            | Tool::LocalShell(_)
+            | Tool::ApplyPatch(_)
+            | Tool::ComputerUsePreview(_) => {
+                if let Some((def, shape)) = client_shapes::typed::typed_definition(tool, i)? {
+                    client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}].type"))?;
+                    d.shapes.push((def.name.clone(), shape));
+                    d.defs.push(def);
+                }
+            }
+            Tool::ImageGeneration(_) => return Err(image_generation_refused(i)),
             // OpenAI runs these itself; they are not offered to the model
             // (prepare logs them) and stay in the response's `tools`.
             _ if tool.is_hosted() => {}
@@ -153,6 +164,17 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
         }
     }
     Ok(d)
+}
+
+/// `image_generation` needs an image-capable upstream, which this gateway
+/// does not configure yet: refused rather than silently dropped.
+fn image_generation_refused(i: usize) -> EngineError {
+    EngineError::invalid_code(
+        "Tool type 'image_generation' is not supported: this gateway has no image-generation \
+         upstream configured.",
+        Some(&format!("tools[{i}].type")),
+        "unsupported_tool_type",
+    )
 }
 
 /// The request's `allowed_tools` (an empty list means no restriction).

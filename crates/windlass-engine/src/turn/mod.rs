@@ -17,6 +17,7 @@ use windlass_protocol::{
     RefusalPart, Role, TextPart, Usage,
 };
 
+use crate::client_shapes::typed::TypedKind;
 use crate::emitter::Emitter;
 use crate::naming::mcp_tool_name;
 use crate::ports::agent::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
@@ -53,6 +54,9 @@ pub(crate) struct Open {
     pub message: Option<(usize, Option<(usize, PartKind)>)>,
     /// Upstream tool-call index -> output index.
     pub calls: BTreeMap<u32, usize>,
+    /// Calls of OpenAI's client-executed types, gathered unannounced until
+    /// their arguments are complete (by output index).
+    pub typed: BTreeMap<usize, TypedKind>,
 }
 
 pub(crate) async fn run_turn(
@@ -117,9 +121,12 @@ pub(crate) async fn run_turn(
         let calls = call_order
             .iter()
             .filter_map(|&i| match &out.response.output[i] {
-                item @ (Item::FunctionCall(_) | Item::CustomToolCall(_)) => {
-                    crate::client_shapes::tool_call(item)
-                }
+                item @ (Item::FunctionCall(_)
+                | Item::CustomToolCall(_)
+                | Item::ShellCall(_)
+                | Item::LocalShellCall(_)
+                | Item::ApplyPatchCall(_)
+                | Item::ComputerCall(_)) => crate::client_shapes::tool_call(item),
                 Item::McpCall(c) => Some(ToolCall {
                     call_id: c.id.clone(),
                     name: mcp_tool_name(&c.server_label, &c.name),
