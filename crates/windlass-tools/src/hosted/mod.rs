@@ -9,6 +9,7 @@
 //! unchanged.
 
 pub mod apply_patch;
+pub mod code_interpreter;
 pub mod web_search;
 
 /// A function the model sees for a hosted tool (the engine turns it into a
