@@ -41,6 +41,7 @@ pub fn upstream_output(item: &Item) -> Option<FunctionCallOutput> {
             let text = match (&o.output, failed) {
                 (Some(log), false) => log.clone(),
                 (None, false) => "Done.".to_owned(),
+                (Some(log), true) if log.starts_with("Error") => log.clone(),
                 (Some(log), true) => format!("Error: {log}"),
                 (None, true) => "Error: the patch was not applied.".to_owned(),
             };
