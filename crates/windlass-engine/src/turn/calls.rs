@@ -6,8 +6,11 @@ use windlass_protocol::{
     EventData, FunctionCall, Item, ItemStatus, McpApprovalRequest, McpCall, McpCallStatus,
 };
 
+use windlass_protocol::hosted_replay::HostedKind;
+
 use super::{close_message, close_reasoning, item_id, Open};
 use crate::emitter::Emitter;
+use crate::hosted;
 use crate::tooling::{CallKind, ToolSet};
 
 pub(crate) async fn tool_delta(
@@ -38,11 +41,22 @@ pub(crate) async fn tool_delta(
             // One call at a time, as OpenAI streams them: the previous call is complete.
             close_calls(out, open, ItemStatus::Completed).await;
             let name = name.unwrap_or_default();
-            let i = out.add_item(call_item(tools, id, name)).await;
+            let item = call_item(tools, id, name);
+            let hosted = HostedKind::of_item(&item).is_some();
+            let i = out.add_item(item).await;
+            if hosted {
+                open.hosted_args.insert(i, String::new());
+                hosted::calls::opened(out, i).await;
+            }
             open.calls.insert(index, i);
             i
         }
     };
+    if let Some(args) = open.hosted_args.get_mut(&idx) {
+        // A hosted call's arguments become its item's fields when it closes.
+        args.push_str(&arguments);
+        return idx;
+    }
     if !arguments.is_empty() {
         let delta = match out.item_mut(idx) {
             Item::FunctionCall(c) => {
@@ -104,6 +118,7 @@ fn call_item(tools: &ToolSet, call_id: Option<String>, name: String) -> Item {
             status: Some(ItemStatus::InProgress),
         }),
         CallKind::Shaped(shape) => crate::client_shapes::call_item(&shape, call_id()),
+        CallKind::Hosted(kind) => hosted::calls::open_item(kind),
         CallKind::Mcp { label, tool } => Item::McpCall(McpCall {
             id: new_id(prefix::MCP_CALL),
             server_label: label,
@@ -167,6 +182,11 @@ pub(crate) async fn close_calls(out: &mut Emitter<'_>, open: &mut Open, status: 
                     arguments,
                 })
                 .await;
+            }
+            // Open until the call has run, like an `mcp_call`.
+            item if HostedKind::of_item(item).is_some() => {
+                let arguments = open.hosted_args.get(&idx).cloned().unwrap_or_default();
+                hosted::calls::arguments_done(out, idx, &arguments).await;
             }
             _ => out.item_done(idx).await,
         }
