@@ -159,6 +159,8 @@ pub fn warn_hosted(req: &CreateResponseRequest) {
         .iter()
         .flatten()
         .filter(|t| t.is_hosted())
+        // Those the loop hosts are offered, refused or dropped at prepare.
+        .filter(|t| windlass_protocol::hosted_replay::HostedKind::of_tool(t).is_none())
         .map(|t| t.type_name())
         .collect();
     if !hosted.is_empty() {

@@ -39,8 +39,11 @@ pub async fn canonicalize_input(
 fn check_item(item: &Item, i: usize) -> Result<(), EngineError> {
     let param = |suffix: &str| Some(format!("input[{i}]{suffix}"));
     match item {
-        // OpenAI's tool items are typed in the protocol but not yet handled
-        // by the loop: refused like any unknown type.
+        // Hosted items the loop replays (as a function call and its output).
+        Item::FileSearchCall(_) | Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) => Ok(()),
+        // OpenAI's other tool items (but the client-executed types' calls
+        // and outputs) are not handled by the loop: refused like any
+        // unknown type.
         _ if matches!(item, Item::Unknown(_))
             || (item.is_openai_tool_item() && !crate::client_shapes::is_client_item(item)) =>
         {

@@ -7,11 +7,13 @@ use windlass_protocol::{
 };
 
 use tracing::warn;
+use windlass_protocol::hosted_replay::HostedKind;
 
 use super::{close_message, close_reasoning, item_id, Open};
 use crate::client_shapes::typed::{self, TypedKind};
 use crate::client_shapes::ClientShape;
 use crate::emitter::Emitter;
+use crate::hosted;
 use crate::tooling::{CallKind, ToolSet};
 
 pub(crate) async fn tool_delta(
@@ -51,12 +53,26 @@ pub(crate) async fn tool_delta(
                     open.typed.insert(i, kind);
                     i
                 }
-                _ => out.add_item(call_item(tools, id, name)).await,
+                _ => {
+                    let item = call_item(tools, id, name);
+                    let hosted = HostedKind::of_item(&item).is_some();
+                    let i = out.add_item(item).await;
+                    if hosted {
+                        open.hosted_args.insert(i, String::new());
+                        hosted::calls::opened(out, i).await;
+                    }
+                    i
+                }
             };
             open.calls.insert(index, i);
             i
         }
     };
+    if let Some(args) = open.hosted_args.get_mut(&idx) {
+        // A hosted call's arguments become its item's fields when it closes.
+        args.push_str(&arguments);
+        return idx;
+    }
     if !arguments.is_empty() {
         let gathering = open.typed.contains_key(&idx);
         let delta = match out.item_mut(idx) {
@@ -124,6 +140,7 @@ fn call_item(tools: &ToolSet, call_id: Option<String>, name: String) -> Item {
             status: Some(ItemStatus::InProgress),
         }),
         CallKind::Shaped(shape) => crate::client_shapes::call_item(&shape, call_id()),
+        CallKind::Hosted(kind) => hosted::calls::open_item(kind),
         CallKind::Mcp { label, tool } => Item::McpCall(McpCall {
             id: new_id(prefix::MCP_CALL),
             server_label: label,
@@ -191,6 +208,11 @@ pub(crate) async fn close_calls(out: &mut Emitter<'_>, open: &mut Open, status: 
                     arguments,
                 })
                 .await;
+            }
+            // Open until the call has run, like an `mcp_call`.
+            item if HostedKind::of_item(item).is_some() => {
+                let arguments = open.hosted_args.get(&idx).cloned().unwrap_or_default();
+                hosted::calls::arguments_done(out, idx, &arguments).await;
             }
             _ => out.item_done(idx).await,
         }

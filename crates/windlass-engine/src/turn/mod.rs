@@ -7,10 +7,11 @@
 mod calls;
 mod summary;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
+use windlass_protocol::hosted_replay::HostedKind;
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
     ContentPart, EventData, Item, ItemStatus, LogProb, Message, MessageContent, Reasoning,
@@ -57,6 +58,9 @@ pub(crate) struct Open {
     /// Calls of OpenAI's client-executed types, gathered unannounced until
     /// their arguments are complete (by output index).
     pub typed: BTreeMap<usize, TypedKind>,
+    /// The arguments of hosted calls (their items have no field for them),
+    /// by output index.
+    pub hosted_args: HashMap<usize, String>,
 }
 
 pub(crate) async fn run_turn(
@@ -131,6 +135,13 @@ pub(crate) async fn run_turn(
                     call_id: c.id.clone(),
                     name: mcp_tool_name(&c.server_label, &c.name),
                     arguments: c.arguments.clone(),
+                }),
+                item @ (Item::FileSearchCall(_)
+                | Item::WebSearchCall(_)
+                | Item::CodeInterpreterCall(_)) => Some(ToolCall {
+                    call_id: item.id().unwrap_or_default().to_owned(),
+                    name: HostedKind::of_item(item)?.function_name().to_owned(),
+                    arguments: open.hosted_args.get(&i).cloned().unwrap_or_default(),
                 }),
                 Item::McpApprovalRequest(r) => {
                     approvals.insert(r.id.clone());
