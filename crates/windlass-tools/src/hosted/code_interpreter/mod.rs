@@ -11,6 +11,7 @@
 //! mounted read-only and put on `PYTHONPATH`.
 
 mod config;
+mod executor;
 mod workdir;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub use config::CodeInterpreterConfig;
+pub use executor::CodeInterpreterExecutor;
 pub use workdir::{image_type, relative, ContainerFile, WrittenFile};
 
 use crate::sandbox::{self, Ending, Mount, RunError, Sandbox};
