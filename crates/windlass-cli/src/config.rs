@@ -12,6 +12,7 @@ use windlass_providers::ChatProviderConfig;
 use windlass_server::{ServerConfig, ServerFile, SettingsError};
 use windlass_store::{PgOptions, SqliteOptions};
 use windlass_tools::builtins::BuiltinsConfig;
+use windlass_tools::hosted::code_interpreter::CodeInterpreterConfig;
 use windlass_tools::McpConfig;
 
 use crate::otlp::{OtlpFile, OtlpSettings};
@@ -89,6 +90,10 @@ pub struct FileConfig {
     /// Trace export over OTLP/HTTP (off unless an endpoint is set).
     #[serde(default)]
     pub otlp: OtlpFile,
+    /// OpenAI's `code_interpreter` tool: Python in the sandbox (off unless
+    /// enabled).
+    #[serde(default)]
+    pub code_interpreter: CodeInterpreterConfig,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -151,6 +156,7 @@ pub struct Settings {
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
+    pub code_interpreter: CodeInterpreterConfig,
     /// Where traces are exported; `None`: not exported.
     pub otlp: Option<OtlpSettings>,
 }
@@ -353,6 +359,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         mcp,
         builtins: file.builtins,
         governance: file.governance,
+        code_interpreter: file.code_interpreter,
         otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
     })
 }

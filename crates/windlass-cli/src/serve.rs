@@ -35,6 +35,8 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Otlp(#[from] OtlpError),
+    #[error(transparent)]
+    Hosted(#[from] crate::hosted_tools::HostedToolsError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -101,7 +103,16 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
     let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
+    let code_interpreter = crate::hosted_tools::code_interpreter(
+        &settings.code_interpreter,
+        opened.containers.clone(),
+        opened.files.clone(),
+    )
+    .await?;
     let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics));
+    if let Some(executor) = code_interpreter {
+        builder = builder.executor(executor);
+    }
     if let Some(conversations) = opened.conversations {
         builder = builder.conversations(conversations);
     }

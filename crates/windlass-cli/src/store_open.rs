@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use windlass_engine::{
-    CancelBus, ConversationStore, LocalCancelBus, QuotaCounter, ResponseStore, RunStore, StoreError,
+    CancelBus, ContainerStore, ConversationStore, FileStore, LocalCancelBus, QuotaCounter,
+    ResponseStore, RunStore, StoreError,
 };
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
@@ -19,6 +20,9 @@ pub struct OpenedStore {
     pub quota: Option<Arc<dyn QuotaCounter>>,
     /// Conversations, in the same database.
     pub conversations: Option<Arc<dyn ConversationStore>>,
+    /// Uploaded files and containers, in the same database.
+    pub files: Arc<dyn FileStore>,
+    pub containers: Arc<dyn ContainerStore>,
 }
 
 pub async fn open_store(
@@ -34,7 +38,9 @@ pub async fn open_store(
             store: store.clone(),
             runs: store.clone(),
             cancel_bus: Arc::new(bus),
-            conversations: Some(store),
+            conversations: Some(store.clone()),
+            files: store.clone(),
+            containers: store,
         });
     }
     let store = Arc::new(SqliteStore::open_with(db, sqlite.clone()).await?);
@@ -43,7 +49,9 @@ pub async fn open_store(
         runs: store.clone(),
         cancel_bus: Arc::new(LocalCancelBus),
         quota: None,
-        conversations: Some(store),
+        conversations: Some(store.clone()),
+        files: store.clone(),
+        containers: store,
     })
 }
 
