@@ -313,7 +313,7 @@ async fn a_file_search_call_is_its_own_item_with_its_events() {
     let outcome = run(&s.engine, "acme", req, &mut events).await;
 
     // The model saw a `file_search(query)` function.
-    let first = &s.script.requests.lock().unwrap()[0];
+    let first = s.script.requests.lock().unwrap()[0].clone();
     assert_eq!(first.tools.len(), 1);
     assert_eq!(first.tools[0].name, "file_search");
     assert_eq!(first.tools[0].parameters["required"], json!(["query"]));
@@ -374,8 +374,8 @@ async fn a_file_search_call_is_its_own_item_with_its_events() {
     assert_eq!(done.unwrap().results, None);
 
     // The second turn read the call as a function call and its rendered output.
-    let second = &s.script.requests.lock().unwrap()[1];
-    let sent = calls_sent(second);
+    let second = s.script.requests.lock().unwrap()[1].clone();
+    let sent = calls_sent(&second);
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[0].0, r#"file_search({"query":"Refunds"})"#);
     assert_eq!(sent[0].1, *item_id);
