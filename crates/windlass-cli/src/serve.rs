@@ -35,6 +35,8 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Otlp(#[from] OtlpError),
+    #[error(transparent)]
+    WebSearch(#[from] windlass_tools::hosted::web_search::WebSearchConfigError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -101,7 +103,12 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // not hold up startup.
     let mcp = McpServers::start(settings.mcp);
     let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
-    let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics));
+    let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics)).executor(
+        crate::hosted::retrieval_executor(opened.vector_stores, None),
+    );
+    if let Some(web) = crate::hosted::web_search_executor(settings.web_search.as_ref())? {
+        builder = builder.executor(web);
+    }
     if let Some(conversations) = opened.conversations {
         builder = builder.conversations(conversations);
     }

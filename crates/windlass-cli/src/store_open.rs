@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use windlass_engine::{
-    CancelBus, ConversationStore, LocalCancelBus, QuotaCounter, ResponseStore, RunStore, StoreError,
+    CancelBus, ConversationStore, LocalCancelBus, QuotaCounter, ResponseStore, RunStore,
+    StoreError, VectorStoreStore,
 };
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
@@ -19,6 +20,8 @@ pub struct OpenedStore {
     pub quota: Option<Arc<dyn QuotaCounter>>,
     /// Conversations, in the same database.
     pub conversations: Option<Arc<dyn ConversationStore>>,
+    /// Vector stores, in the same database (what `file_search` searches).
+    pub vector_stores: Arc<dyn VectorStoreStore>,
 }
 
 pub async fn open_store(
@@ -34,6 +37,7 @@ pub async fn open_store(
             store: store.clone(),
             runs: store.clone(),
             cancel_bus: Arc::new(bus),
+            vector_stores: store.clone(),
             conversations: Some(store),
         });
     }
@@ -43,6 +47,7 @@ pub async fn open_store(
         runs: store.clone(),
         cancel_bus: Arc::new(LocalCancelBus),
         quota: None,
+        vector_stores: store.clone(),
         conversations: Some(store),
     })
 }
