@@ -13,6 +13,9 @@ use windlass_server::{ServerConfig, ServerFile, SettingsError};
 use windlass_store::{PgOptions, SqliteOptions};
 use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::hosted::code_interpreter::CodeInterpreterConfig;
+use windlass_tools::hosted::web_search::WebSearchConfig;
+
+use crate::hosted::HostedFile;
 use windlass_tools::McpConfig;
 
 use crate::otlp::{OtlpFile, OtlpSettings};
@@ -94,6 +97,13 @@ pub struct FileConfig {
     /// enabled).
     #[serde(default)]
     pub code_interpreter: CodeInterpreterConfig,
+    /// The search backend serving the `web_search` hosted tool (off unless
+    /// set).
+    #[serde(default)]
+    pub web_search: Option<WebSearchConfig>,
+    /// Hosted tool types a request may carry although nothing serves them.
+    #[serde(default)]
+    pub hosted: HostedFile,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -159,6 +169,8 @@ pub struct Settings {
     pub code_interpreter: CodeInterpreterConfig,
     /// Where traces are exported; `None`: not exported.
     pub otlp: Option<OtlpSettings>,
+    /// `[web_search]`: the backend of the `web_search` hosted tool.
+    pub web_search: Option<WebSearchConfig>,
 }
 
 /// The process environment, read once (tests pass their own).
@@ -302,6 +314,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     engine.max_tool_calls_per_turn = lp.max_tool_calls_per_turn;
     engine.tool_error_threshold = lp.tool_error_threshold;
     engine.completion_check = lp.completion_check.unwrap_or(false);
+    engine.drop_unserved_hosted = file.hosted.drop_list();
     engine.client_tools_status = match args.client_tools_status.or(lp.client_tools_status) {
         Some(ClientToolsArg::RequiresAction) => ClientToolsStatus::RequiresAction,
         Some(ClientToolsArg::Completed) | None => ClientToolsStatus::Completed,
@@ -361,6 +374,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         governance: file.governance,
         code_interpreter: file.code_interpreter,
         otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
+        web_search: file.web_search,
     })
 }
 

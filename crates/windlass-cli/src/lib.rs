@@ -11,6 +11,7 @@ pub mod config;
 pub mod config_env;
 pub mod config_schema;
 pub mod govern;
+pub mod hosted;
 pub mod hosted_tools;
 pub mod mcp_stdio;
 pub mod otlp;

@@ -37,6 +37,7 @@ pub enum ServeError {
     Otlp(#[from] OtlpError),
     #[error(transparent)]
     Hosted(#[from] crate::hosted_tools::HostedToolsError),
+    WebSearch(#[from] windlass_tools::hosted::web_search::WebSearchConfigError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -109,9 +110,14 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         opened.files.clone(),
     )
     .await?;
-    let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics));
+    let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics)).executor(
+        crate::hosted::retrieval_executor(opened.vector_stores, None),
+    );
     if let Some(executor) = code_interpreter {
         builder = builder.executor(executor);
+    }
+    if let Some(web) = crate::hosted::web_search_executor(settings.web_search.as_ref())? {
+        builder = builder.executor(web);
     }
     if let Some(conversations) = opened.conversations {
         builder = builder.conversations(conversations);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use windlass_engine::{
     CancelBus, ContainerStore, ConversationStore, FileStore, LocalCancelBus, QuotaCounter,
-    ResponseStore, RunStore, StoreError,
+    ResponseStore, RunStore, StoreError, VectorStoreStore,
 };
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
@@ -23,6 +23,8 @@ pub struct OpenedStore {
     /// Uploaded files and containers, in the same database.
     pub files: Arc<dyn FileStore>,
     pub containers: Arc<dyn ContainerStore>,
+    /// Vector stores, in the same database (what `file_search` searches).
+    pub vector_stores: Arc<dyn VectorStoreStore>,
 }
 
 pub async fn open_store(
@@ -38,6 +40,7 @@ pub async fn open_store(
             store: store.clone(),
             runs: store.clone(),
             cancel_bus: Arc::new(bus),
+            vector_stores: store.clone(),
             conversations: Some(store.clone()),
             files: store.clone(),
             containers: store,
@@ -49,6 +52,7 @@ pub async fn open_store(
         runs: store.clone(),
         cancel_bus: Arc::new(LocalCancelBus),
         quota: None,
+        vector_stores: store.clone(),
         conversations: Some(store.clone()),
         files: store.clone(),
         containers: store,

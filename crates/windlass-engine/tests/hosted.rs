@@ -313,7 +313,7 @@ async fn a_file_search_call_is_its_own_item_with_its_events() {
     let outcome = run(&s.engine, "acme", req, &mut events).await;
 
     // The model saw a `file_search(query)` function.
-    let first = &s.script.requests.lock().unwrap()[0];
+    let first = s.script.requests.lock().unwrap()[0].clone();
     assert_eq!(first.tools.len(), 1);
     assert_eq!(first.tools[0].name, "file_search");
     assert_eq!(first.tools[0].parameters["required"], json!(["query"]));
@@ -342,6 +342,16 @@ async fn a_file_search_call_is_its_own_item_with_its_events() {
         matches!(&saved[0].output[0], Item::FileSearchCall(c) if c.results.as_ref().is_some_and(|r| r.len() == 1))
     );
 
+    // The answer's `[file-1]` marker became a file_citation.
+    let Item::Message(answer) = &out[1] else {
+        panic!("{:?}", out[1]);
+    };
+    let cited = serde_json::to_value(answer).unwrap();
+    assert_eq!(
+        cited["content"][0]["annotations"],
+        json!([{"type": "file_citation", "file_id": "file-1", "filename": "returns.md", "index": 8}])
+    );
+
     // Events in OpenAI's order for the call's item.
     let types = events.types();
     let at = |t: &str| {
@@ -356,6 +366,7 @@ async fn a_file_search_call_is_its_own_item_with_its_events() {
     );
     assert!(at("response.file_search_call.searching") < at("response.file_search_call.completed"));
     assert!(at("response.file_search_call.completed") < at("response.output_item.done"));
+    assert!(at("response.output_text.annotation.added") < at("response.output_text.done"));
     assert!(
         !types.iter().any(|t| t.contains("function_call")),
         "{types:?}"
@@ -374,8 +385,8 @@ async fn a_file_search_call_is_its_own_item_with_its_events() {
     assert_eq!(done.unwrap().results, None);
 
     // The second turn read the call as a function call and its rendered output.
-    let second = &s.script.requests.lock().unwrap()[1];
-    let sent = calls_sent(second);
+    let second = s.script.requests.lock().unwrap()[1].clone();
+    let sent = calls_sent(&second);
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[0].0, r#"file_search({"query":"Refunds"})"#);
     assert_eq!(sent[0].1, *item_id);

@@ -176,6 +176,48 @@ pub fn url_citations(text: &str, sources: &[WebSearchSource]) -> Vec<UrlCitation
     out
 }
 
+/// The annotations of an answer `text` that cites the results of earlier
+/// hosted calls (`items`: the response's output before the answer):
+/// `file_citation`s for `[file-…]` markers naming a file of a
+/// `file_search_call`, then `url_citation`s for the URLs of a
+/// `web_search_call`'s sources.
+pub fn answer_citations<'a>(
+    text: &str,
+    items: impl Iterator<Item = &'a crate::items::Item>,
+) -> Vec<crate::content::Annotation> {
+    use crate::content::Annotation;
+    use crate::items::Item;
+    let mut files = Vec::new();
+    let mut sources = Vec::new();
+    for item in items {
+        match item {
+            Item::FileSearchCall(c) => files.extend(c.results.iter().flatten().cloned()),
+            Item::WebSearchCall(c) => {
+                if let WebSearchAction::Search(s) = &c.action {
+                    sources.extend(s.sources.iter().flatten().cloned());
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out: Vec<Annotation> = Vec::new();
+    if !files.is_empty() {
+        out.extend(
+            file_citations(text, &files)
+                .into_iter()
+                .map(Annotation::FileCitation),
+        );
+    }
+    if !sources.is_empty() {
+        out.extend(
+            url_citations(text, &sources)
+                .into_iter()
+                .map(Annotation::UrlCitation),
+        );
+    }
+    out
+}
+
 // ## code_interpreter
 
 /// The output text of a `code_interpreter` call, from the item: its logs,

@@ -51,7 +51,7 @@ pub(crate) async fn start(out: &mut Emitter<'_>, idx: usize) {
 
 /// An executor's progress on the running call at `idx`.
 pub(crate) async fn progress(out: &mut Emitter<'_>, idx: usize, p: HostedProgress) {
-    let item_id = super::super::turn::item_id(out, idx);
+    let item_id = item_id(out, idx);
     let data = match p {
         HostedProgress::CodeDelta(delta) => EventData::CodeInterpreterCallCodeDelta {
             item_id,
@@ -138,7 +138,11 @@ async fn stage(out: &mut Emitter<'_>, idx: usize, stage: HostedStage) {
         return;
     };
     if out.on() {
-        let item_id = super::super::turn::item_id(out, idx);
+        let item_id = item_id(out, idx);
         out.emit(kind.event(stage, item_id, idx)).await;
     }
+}
+
+fn item_id(out: &Emitter<'_>, idx: usize) -> String {
+    out.response.output[idx].id().unwrap_or_default().to_owned()
 }

@@ -398,6 +398,9 @@ pub(crate) async fn close_message(out: &mut Emitter<'_>, open: &mut Open, status
 }
 
 async fn close_part(out: &mut Emitter<'_>, idx: usize, content_index: usize, kind: PartKind) {
+    if kind == PartKind::Text {
+        cite(out, idx, content_index).await;
+    }
     if !out.on() {
         return;
     }
@@ -434,6 +437,53 @@ async fn close_part(out: &mut Emitter<'_>, idx: usize, content_index: usize, kin
         part,
     })
     .await;
+}
+
+/// Annotates an answer that cites earlier hosted results of the response
+/// (`[file-…]` markers, result URLs): the annotations go on the stored part
+/// and are announced before the part's `done` events.
+async fn cite(out: &mut Emitter<'_>, idx: usize, content_index: usize) {
+    let text = match out.item_mut(idx) {
+        Item::Message(Message {
+            content: MessageContent::Parts(parts),
+            ..
+        }) => match parts.get(content_index) {
+            Some(ContentPart::OutputText(t)) => t.text.clone(),
+            _ => return,
+        },
+        _ => return,
+    };
+    let found = windlass_protocol::hosted_render::answer_citations(
+        &text,
+        out.response.output[..idx].iter(),
+    );
+    if found.is_empty() {
+        return;
+    }
+    let mut first = 0;
+    if let Item::Message(Message {
+        content: MessageContent::Parts(parts),
+        ..
+    }) = out.item_mut(idx)
+    {
+        if let Some(ContentPart::OutputText(t)) = parts.get_mut(content_index) {
+            first = t.annotations.len();
+            t.annotations.extend(found.iter().cloned());
+        }
+    }
+    if out.on() {
+        let item_id = item_id(out, idx);
+        for (i, annotation) in found.into_iter().enumerate() {
+            out.emit(EventData::OutputTextAnnotationAdded {
+                item_id: item_id.clone(),
+                output_index: idx,
+                content_index,
+                annotation_index: first + i,
+                annotation,
+            })
+            .await;
+        }
+    }
 }
 
 fn reasoning_part(text: String) -> ContentPart {
