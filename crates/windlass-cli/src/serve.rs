@@ -37,6 +37,7 @@ pub enum ServeError {
     Otlp(#[from] OtlpError),
     #[error(transparent)]
     Hosted(#[from] crate::hosted_tools::HostedToolsError),
+    #[error(transparent)]
     WebSearch(#[from] windlass_tools::hosted::web_search::WebSearchConfigError),
 }
 

@@ -137,12 +137,14 @@ impl ResponseStore for Rows {
     }
 }
 
+/// What one call got: (tenant, item id, vector store ids, query).
+type Seen = (String, String, Vec<String>, String);
+
 /// A `file_search` executor over one in-memory "vector store" per tenant:
 /// it answers with the passages whose text contains the query.
 #[derive(Default)]
 struct Files {
-    /// What each call got: (tenant, item id, vector store ids, query).
-    seen: Mutex<Vec<(String, String, Vec<String>, String)>>,
+    seen: Mutex<Vec<Seen>>,
 }
 
 #[async_trait::async_trait]

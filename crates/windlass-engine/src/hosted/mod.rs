@@ -25,6 +25,8 @@ use crate::error::EngineError;
 use crate::ports::agent::tools::{HostedTool, ToolDefinition, ToolExecutor, ToolOrigin};
 
 /// What prepare makes of one hosted tool of the request.
+// Short-lived (one per hosted tool at prepare): the size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Declared {
     /// Offered to the model; an executor owns it.
     Offered(ToolDefinition),

@@ -27,6 +27,9 @@ pub enum ToolKind {
 /// Where a model-visible tool came from.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+// One per tool definition of a request; boxing the hosted tool would
+// only move the allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum ToolOrigin {
     /// A `{"type": "function"}` tool of the request (or an SDK-registered tool).
     Function,

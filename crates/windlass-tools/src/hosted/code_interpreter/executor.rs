@@ -108,7 +108,7 @@ impl CodeInterpreterExecutor {
                 minutes: AUTO_EXPIRY_MINUTES,
             }),
             last_active_at: Some(now),
-            memory_limit: s.memory_limit.clone(),
+            memory_limit: s.memory_limit,
         };
         let store_err = |e: windlass_engine::StoreError| format!("The container store failed: {e}");
         self.containers
