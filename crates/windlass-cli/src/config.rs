@@ -14,6 +14,10 @@ use windlass_server::fd_caps::{self, FdCaps};
 use windlass_server::{ServerConfig, ServerFile, SettingsError};
 use windlass_store::{PgOptions, SqliteOptions};
 use windlass_tools::builtins::BuiltinsConfig;
+use windlass_tools::hosted::code_interpreter::CodeInterpreterConfig;
+use windlass_tools::hosted::web_search::WebSearchConfig;
+
+use crate::hosted::HostedFile;
 use windlass_tools::McpConfig;
 
 use crate::otlp::{OtlpFile, OtlpSettings};
@@ -107,6 +111,17 @@ pub struct FileConfig {
     /// Bearer JWTs as keys (`[auth.oidc]`).
     #[serde(default)]
     pub auth: AuthFile,
+    /// OpenAI's `code_interpreter` tool: Python in the sandbox (off unless
+    /// enabled).
+    #[serde(default)]
+    pub code_interpreter: CodeInterpreterConfig,
+    /// The search backend serving the `web_search` hosted tool (off unless
+    /// set).
+    #[serde(default)]
+    pub web_search: Option<WebSearchConfig>,
+    /// Hosted tool types a request may carry although nothing serves them.
+    #[serde(default)]
+    pub hosted: HostedFile,
 }
 
 /// `[auth]`: identities besides the static keys.
@@ -200,6 +215,9 @@ pub struct Settings {
     pub fd_caps: Option<FdCaps>,
     /// `[auth.oidc]`: bearer JWTs accepted as keys.
     pub oidc: Option<OidcConfig>,
+    pub code_interpreter: CodeInterpreterConfig,
+    /// `[web_search]`: the backend of the `web_search` hosted tool.
+    pub web_search: Option<WebSearchConfig>,
 }
 
 /// The process environment, read once (tests pass their own).
@@ -344,6 +362,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     engine.max_tool_calls_per_turn = lp.max_tool_calls_per_turn;
     engine.tool_error_threshold = lp.tool_error_threshold;
     engine.completion_check = lp.completion_check.unwrap_or(false);
+    engine.drop_unserved_hosted = file.hosted.drop_list();
     engine.client_tools_status = match args.client_tools_status.or(lp.client_tools_status) {
         Some(ClientToolsArg::RequiresAction) => ClientToolsStatus::RequiresAction,
         Some(ClientToolsArg::Completed) | None => ClientToolsStatus::Completed,
@@ -417,6 +436,8 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
         fd_caps,
         oidc: file.auth.oidc,
+        code_interpreter: file.code_interpreter,
+        web_search: file.web_search,
     })
 }
 

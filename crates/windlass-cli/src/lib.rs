@@ -14,6 +14,8 @@ pub mod config_env;
 pub mod config_schema;
 pub mod govern;
 pub mod mcp_mount;
+pub mod hosted;
+pub mod hosted_tools;
 pub mod mcp_stdio;
 pub mod otlp;
 pub mod retention;

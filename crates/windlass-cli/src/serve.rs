@@ -39,6 +39,10 @@ pub enum ServeError {
     Webhooks(#[from] crate::webhooks::WebhooksError),
     #[error("[auth.oidc]: {0}")]
     Oidc(#[from] windlass_auth::JwksError),
+    #[error(transparent)]
+    Hosted(#[from] crate::hosted_tools::HostedToolsError),
+    #[error(transparent)]
+    WebSearch(#[from] windlass_tools::hosted::web_search::WebSearchConfigError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -116,7 +120,21 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         opened.counters.clone(),
     )
     .await?;
-    let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics));
+    let code_interpreter = crate::hosted_tools::code_interpreter(
+        &settings.code_interpreter,
+        opened.containers.clone(),
+        opened.files.clone(),
+    )
+    .await?;
+    let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics)).executor(
+        crate::hosted::retrieval_executor(opened.vector_stores, None),
+    );
+    if let Some(executor) = code_interpreter {
+        builder = builder.executor(executor);
+    }
+    if let Some(web) = crate::hosted::web_search_executor(settings.web_search.as_ref())? {
+        builder = builder.executor(web);
+    }
     if let Some(conversations) = opened.conversations {
         builder = builder.conversations(conversations);
     }

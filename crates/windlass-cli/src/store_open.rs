@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use windlass_engine::{
-    CancelBus, ConversationRetention, ConversationStore, GovernanceCounters, LocalCancelBus,
-    PromptStore, QuotaCounter, ResponseStore, RunStore, StoreError,
+    CancelBus, ContainerStore, ConversationRetention, ConversationStore, FileStore,
+    GovernanceCounters, LocalCancelBus, PromptStore, QuotaCounter, ResponseStore, RunStore,
+    StoreError, VectorStoreStore,
 };
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
@@ -27,6 +28,11 @@ pub struct OpenedStore {
     /// Governance rate limits and budgets counted in the database (shared
     /// by replicas); `None`: the gate's in-process counters.
     pub counters: Option<Arc<dyn GovernanceCounters>>,
+    /// Uploaded files and containers, in the same database.
+    pub files: Arc<dyn FileStore>,
+    pub containers: Arc<dyn ContainerStore>,
+    /// Vector stores, in the same database (what `file_search` searches).
+    pub vector_stores: Arc<dyn VectorStoreStore>,
 }
 
 pub async fn open_store(
@@ -45,7 +51,10 @@ pub async fn open_store(
             cancel_bus: Arc::new(bus),
             prompts: store.clone(),
             conversation_retention: store.clone(),
-            conversations: Some(store),
+            conversations: Some(store.clone()),
+            vector_stores: store.clone(),
+            files: store.clone(),
+            containers: store,
         });
     }
     let store = Arc::new(SqliteStore::open_with(db, sqlite.clone()).await?);
@@ -57,7 +66,10 @@ pub async fn open_store(
         prompts: store.clone(),
         counters: None,
         conversation_retention: store.clone(),
-        conversations: Some(store),
+        conversations: Some(store.clone()),
+        vector_stores: store.clone(),
+        files: store.clone(),
+        containers: store,
     })
 }
 

@@ -74,6 +74,12 @@ pub struct EngineConfig {
     /// The completion check: the first text-only answer of a response that
     /// used tools is met with [`VERIFICATION_PROMPT`]; the next one is final.
     pub completion_check: bool,
+    /// Hosted tool types (`file_search`, `web_search`, `code_interpreter`;
+    /// `*` for all) a request may carry although no executor serves them:
+    /// they are left out (the response lists them in `PreparedRun::
+    /// dropped_tools`) instead of the request being refused. Default:
+    /// `web_search`, which Codex CLI sends on every request.
+    pub drop_unserved_hosted: Vec<String>,
 }
 
 impl Default for EngineConfig {
@@ -90,6 +96,7 @@ impl Default for EngineConfig {
             max_tool_calls_per_turn: None,
             tool_error_threshold: None,
             completion_check: false,
+            drop_unserved_hosted: vec!["web_search".to_owned()],
         }
     }
 }

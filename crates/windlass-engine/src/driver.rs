@@ -66,7 +66,8 @@ impl Engine {
     ) -> RunOutcome {
         let inner = &*self.inner;
         let deadline = Deadline::start(inner.config.max_response_time, cancel);
-        let out = Emitter::new(run.response.clone(), sink, deadline.outer().clone());
+        let out = Emitter::new(run.response.clone(), sink, deadline.outer().clone())
+            .with_include(run.request.include.clone().unwrap_or_default());
         let mut d = Driver {
             inner,
             state: initial_state(&run),
@@ -333,6 +334,8 @@ impl Driver<'_, '_> {
             response_id: self.run.response.id.clone(),
             cancel: cancel.child_token(),
             turn: self.state.turns,
+            tenant: self.run.tenant.clone(),
+            hosted: None,
         };
         let ran = execute_calls(self.inner, &self.run, &mut self.out, plan, &ctx)
             .await
@@ -385,10 +388,13 @@ async fn turn_gate(
 /// was cut short.
 async fn close_open_items(out: &mut Emitter<'_>, paused: bool) {
     for idx in out.open_items() {
-        if let Item::McpCall(c) = out.item_mut(idx) {
-            if !paused {
-                c.status = Some(McpCallStatus::Incomplete);
+        match out.item_mut(idx) {
+            Item::McpCall(c) => {
+                if !paused {
+                    c.status = Some(McpCallStatus::Incomplete);
+                }
             }
+            item => crate::hosted::calls::close_unrun(item, paused),
         }
         out.item_done(idx).await;
     }

@@ -41,11 +41,20 @@ pub struct PreparedRun {
     /// History and input in upstream form, built on the first model turn
     /// and shared by every later one (neither changes during a run).
     pub(crate) upstream_head: OnceLock<Arc<[Item]>>,
+    /// Hosted tool types of the request left out because nothing serves
+    /// them here (the operator's `drop_unserved_hosted`); surfaces tell the
+    /// client (the `x-windlass-dropped-tools` header).
+    pub(crate) dropped_tools: Vec<String>,
 }
 
 impl PreparedRun {
     pub fn id(&self) -> &str {
         &self.response.id
+    }
+
+    /// Hosted tool types of the request that were left out, unserved.
+    pub fn dropped_tools(&self) -> &[String] {
+        &self.dropped_tools
     }
 
     /// Whether the client asked for a stream.

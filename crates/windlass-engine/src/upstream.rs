@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use windlass_protocol::hosted_replay;
 use windlass_protocol::{
     FunctionCall, FunctionCallOutput, Item, ItemStatus, McpCall, Message, MessageContent, Role,
     ToolOutput,
@@ -37,7 +38,19 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
         | Item::FunctionCallOutput(_)
         | Item::CustomToolCall(_)
         | Item::CustomToolCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
+        // OpenAI's client-executed types and their outputs, likewise.
+        Item::ShellCall(_)
+        | Item::ShellCallOutput(_)
+        | Item::LocalShellCall(_)
+        | Item::LocalShellCallOutput(_)
+        | Item::ApplyPatchCall(_)
+        | Item::ApplyPatchCallOutput(_)
+        | Item::ComputerCall(_)
+        | Item::ComputerCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
         Item::Compaction(c) => out.extend(crate::compaction::summary_message(c)),
+        Item::FileSearchCall(_) | Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) => {
+            push_hosted(out, item)
+        }
         Item::McpCall(c) => {
             out.push(Item::FunctionCall(FunctionCall {
                 id: None,
@@ -66,6 +79,33 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
         }
         _ => {}
     }
+}
+
+/// A hosted item as the model saw it: its function call (call_id = the
+/// item's id) and the output rendered from the item.
+fn push_hosted(out: &mut Vec<Item>, item: &Item) {
+    let (Some((name, arguments)), Some(text), Some(id)) = (
+        hosted_replay::replay_call(item),
+        hosted_replay::model_text(item),
+        item.id(),
+    ) else {
+        return;
+    };
+    out.push(Item::FunctionCall(FunctionCall {
+        id: None,
+        call_id: id.to_owned(),
+        name: name.to_owned(),
+        arguments,
+        namespace: None,
+        status: Some(ItemStatus::Completed),
+    }));
+    out.push(Item::FunctionCallOutput(FunctionCallOutput {
+        id: None,
+        call_id: id.to_owned(),
+        output: ToolOutput::Text(text),
+        status: Some(ItemStatus::Completed),
+        is_error: (!hosted_replay::succeeded(item)).then_some(true),
+    }));
 }
 
 /// The transcript as the upstream sees it. An `mcp_call` paused in a parent

@@ -29,6 +29,8 @@ pub mod error;
 pub mod events;
 pub mod file_search;
 pub mod files;
+pub mod hosted_render;
+pub mod hosted_replay;
 pub mod ids;
 pub mod image_generation;
 pub mod include;

@@ -5,9 +5,12 @@ use windlass_protocol::{ContextManagement, CreateResponseRequest};
 
 use crate::error::EngineError;
 
-const KNOWN_INCLUDES: [&str; 2] = [
+const KNOWN_INCLUDES: [&str; 5] = [
     "reasoning.encrypted_content",
     "message.output_text.logprobs",
+    windlass_protocol::INCLUDE_FILE_SEARCH_RESULTS,
+    windlass_protocol::INCLUDE_WEB_SEARCH_SOURCES,
+    windlass_protocol::INCLUDE_CODE_INTERPRETER_OUTPUTS,
 ];
 const SERVICE_TIERS: [&str; 5] = ["auto", "default", "flex", "priority", "scale"];
 

@@ -7,16 +7,18 @@
 mod calls;
 mod summary;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
+use windlass_protocol::hosted_replay::HostedKind;
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
     ContentPart, EventData, Item, ItemStatus, LogProb, Message, MessageContent, Reasoning,
     RefusalPart, Role, TextPart, Usage,
 };
 
+use crate::client_shapes::typed::TypedKind;
 use crate::emitter::Emitter;
 use crate::naming::mcp_tool_name;
 use crate::ports::agent::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
@@ -52,6 +54,12 @@ pub(crate) struct Open {
     pub message: Option<(usize, Option<(usize, PartKind)>)>,
     /// Upstream tool-call index -> output index.
     pub calls: BTreeMap<u32, usize>,
+    /// Calls of OpenAI's client-executed types, gathered unannounced until
+    /// their arguments are complete (by output index).
+    pub typed: BTreeMap<usize, TypedKind>,
+    /// The arguments of hosted calls (their items have no field for them),
+    /// by output index.
+    pub hosted_args: HashMap<usize, String>,
 }
 
 pub(crate) async fn run_turn(
@@ -119,13 +127,23 @@ pub(crate) async fn run_turn(
         let calls = call_order
             .iter()
             .filter_map(|&i| match &out.response.output[i] {
-                item @ (Item::FunctionCall(_) | Item::CustomToolCall(_)) => {
-                    crate::client_shapes::tool_call(item)
-                }
+                item @ (Item::FunctionCall(_)
+                | Item::CustomToolCall(_)
+                | Item::ShellCall(_)
+                | Item::LocalShellCall(_)
+                | Item::ApplyPatchCall(_)
+                | Item::ComputerCall(_)) => crate::client_shapes::tool_call(item),
                 Item::McpCall(c) => Some(ToolCall {
                     call_id: c.id.clone(),
                     name: mcp_tool_name(&c.server_label, &c.name),
                     arguments: c.arguments.clone(),
+                }),
+                item @ (Item::FileSearchCall(_)
+                | Item::WebSearchCall(_)
+                | Item::CodeInterpreterCall(_)) => Some(ToolCall {
+                    call_id: item.id().unwrap_or_default().to_owned(),
+                    name: HostedKind::of_item(item)?.function_name().to_owned(),
+                    arguments: open.hosted_args.get(&i).cloned().unwrap_or_default(),
                 }),
                 Item::McpApprovalRequest(r) => {
                     approvals.insert(r.id.clone());
@@ -382,6 +400,9 @@ pub(crate) async fn close_message(out: &mut Emitter<'_>, open: &mut Open, status
 }
 
 async fn close_part(out: &mut Emitter<'_>, idx: usize, content_index: usize, kind: PartKind) {
+    if kind == PartKind::Text {
+        cite(out, idx, content_index).await;
+    }
     if !out.on() {
         return;
     }
@@ -418,6 +439,53 @@ async fn close_part(out: &mut Emitter<'_>, idx: usize, content_index: usize, kin
         part,
     })
     .await;
+}
+
+/// Annotates an answer that cites earlier hosted results of the response
+/// (`[file-…]` markers, result URLs): the annotations go on the stored part
+/// and are announced before the part's `done` events.
+async fn cite(out: &mut Emitter<'_>, idx: usize, content_index: usize) {
+    let text = match out.item_mut(idx) {
+        Item::Message(Message {
+            content: MessageContent::Parts(parts),
+            ..
+        }) => match parts.get(content_index) {
+            Some(ContentPart::OutputText(t)) => t.text.clone(),
+            _ => return,
+        },
+        _ => return,
+    };
+    let found = windlass_protocol::hosted_render::answer_citations(
+        &text,
+        out.response.output[..idx].iter(),
+    );
+    if found.is_empty() {
+        return;
+    }
+    let mut first = 0;
+    if let Item::Message(Message {
+        content: MessageContent::Parts(parts),
+        ..
+    }) = out.item_mut(idx)
+    {
+        if let Some(ContentPart::OutputText(t)) = parts.get_mut(content_index) {
+            first = t.annotations.len();
+            t.annotations.extend(found.iter().cloned());
+        }
+    }
+    if out.on() {
+        let item_id = item_id(out, idx);
+        for (i, annotation) in found.into_iter().enumerate() {
+            out.emit(EventData::OutputTextAnnotationAdded {
+                item_id: item_id.clone(),
+                output_index: idx,
+                content_index,
+                annotation_index: first + i,
+                annotation,
+            })
+            .await;
+        }
+    }
 }
 
 fn reasoning_part(text: String) -> ContentPart {

@@ -7,6 +7,7 @@ mod client_tools;
 mod client_tools_status;
 mod governed;
 mod limits;
+mod openai_tool_types;
 mod policy_once;
 mod server_tools;
 mod single_shot;
