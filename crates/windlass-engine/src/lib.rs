@@ -11,6 +11,7 @@ pub mod client_shapes;
 mod clock;
 pub mod compaction;
 pub mod config;
+mod count;
 mod deadline;
 mod driver;
 mod emitter;

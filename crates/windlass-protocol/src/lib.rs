@@ -14,6 +14,7 @@
 
 mod open_enum;
 
+pub mod anthropic;
 pub mod apply_patch;
 pub mod callers;
 pub mod client_tools;

@@ -16,6 +16,7 @@
 //! | `GET`/`POST /v1/conversations/{id}/items`, `GET`/`DELETE …/items/{item_id}` | `conversations.rs` | `responses:*` |
 //! | `GET /v1/models` | `meta.rs` | `models:read` |
 //! | `GET /v1/mcp/servers` | `mcp.rs` | `models:read` |
+//! | `POST /v1/messages` (JSON, SSE), `POST /v1/messages/count_tokens` | `messages/` (Anthropic's Messages API) | `responses:write` |
 //! | `GET /health`, `GET /ready` | `meta.rs` | none |
 //! | `GET /metrics` (unless `[server.metrics] enabled = false`) | `metrics.rs` | none (`responses:read` with `require_key`) |
 //! | anything else | `fallback.rs` (404, 405) | |
@@ -53,6 +54,7 @@ mod item_list;
 pub mod lifecycle;
 mod listen;
 pub mod logging;
+pub mod messages;
 pub mod metrics;
 pub mod request_context;
 pub mod run;
@@ -112,6 +114,8 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))
+        .route("/messages", post(messages::create_message))
+        .route("/messages/count_tokens", post(messages::count_tokens))
         .method_not_allowed_fallback(fallback::method_not_allowed);
     let mut root = Router::new()
         .nest("/v1", api)
@@ -132,6 +136,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             guard::browser::check_host,
         ))
+        .layer(axum::middleware::from_fn(messages::errors::anthropic_shape))
         .layer(axum::middleware::from_fn(request_context::track))
         .with_state(state)
 }
