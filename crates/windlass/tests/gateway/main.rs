@@ -8,6 +8,7 @@ mod conversations;
 mod errors;
 mod hardening;
 mod kinds_support;
+mod messages;
 mod meta;
 mod resume_keepalive;
 mod smoke;
