@@ -59,7 +59,8 @@ def test_create_text(setup):
         system=[{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
         messages=[{"role": "user", "content": "hi"}],
         metadata={"user_id": "user-7"},
-        temperature=0.2,
+        # The SDK (2.x) no longer has sampling arguments; the API takes them.
+        extra_body={"temperature": 0.2},
     )
     assert msg.type == "message" and msg.role == "assistant"
     assert msg.content[0].type == "text" and msg.content[0].text == "Hello from Windlass"

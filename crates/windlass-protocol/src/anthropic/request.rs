@@ -39,6 +39,23 @@ pub struct MessagesRequest {
     /// The MCP connector (beta `mcp-client-2025-04-04`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<Vec<McpServer>>,
+    /// Output effort and structured output (`format`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<OutputConfig>,
+    /// Hints about how Anthropic serves the request, with no counterpart
+    /// here; accepted and documented as not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inference_geo: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_profile_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
     /// Features Windlass does not implement on this surface; accepted by the
     /// parser so the surface can refuse them by name with a reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -284,8 +301,34 @@ pub struct RequestMetadata {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ThinkingConfig {
-    Enabled { budget_tokens: u64 },
+    Enabled {
+        budget_tokens: u64,
+    },
+    /// The model decides how much to think (effort from `output_config`).
+    Adaptive {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<String>,
+    },
+    BetweenTools {},
     Disabled {},
+}
+
+/// `output_config`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// `low`, `medium`, `high`, `xhigh` or `max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<OutputFormat>,
+}
+
+/// `output_config.format`: `{"type": "json_schema", "schema": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutputFormat {
+    JsonSchema { schema: Value },
 }
 
 /// One entry of `mcp_servers` (the MCP connector). Windlass also takes an

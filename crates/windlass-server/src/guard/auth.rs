@@ -118,7 +118,10 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("x-api-key", HeaderValue::from_static(" sk-a "));
         assert_eq!(credential(&h), Some("sk-a"));
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer sk-b"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer sk-b"),
+        );
         assert_eq!(credential(&h), Some("sk-b"), "the bearer token wins");
         h.insert("x-api-key", HeaderValue::from_static(""));
         h.remove(header::AUTHORIZATION);

@@ -3,15 +3,14 @@
 //! upstream's abilities) is decided by the engine's `prepare`, as for
 //! `/v1/responses`.
 
-use serde_json::Value;
 use windlass_protocol::anthropic::{
-    McpServer, MessagesRequest, SystemPrompt, ThinkingConfig, ToolChoice as AnthropicChoice,
-    ToolDefinition,
+    McpServer, MessagesRequest, OutputFormat, SystemPrompt, ThinkingConfig,
+    ToolChoice as AnthropicChoice, ToolDefinition,
 };
 use windlass_protocol::{
-    CreateResponseRequest, FunctionTool, Input, McpAllowedTools, McpApprovalMode,
-    McpRequireApproval, McpTool, ReasoningEffort, ReasoningParam, SpecificFunction, Tool,
-    ToolChoice, ToolChoiceMode, ToolChoiceObject,
+    CreateResponseRequest, FunctionTool, Input, JsonSchemaFormat, McpAllowedTools, McpApprovalMode,
+    McpRequireApproval, McpTool, ReasoningEffort, ReasoningParam, SpecificFunction, TextFormat,
+    TextParam, Tool, ToolChoice, ToolChoiceMode, ToolChoiceObject,
 };
 
 use super::blocks::{invalid, messages_to_items};
@@ -51,7 +50,8 @@ pub(crate) fn translate(
     let input = messages_to_items(messages)?;
     range("temperature", req.temperature, 1.0)?;
     range("top_p", req.top_p, 1.0)?;
-    let effort = thinking_effort(req.thinking.as_ref(), max_tokens)?;
+    let output = req.output_config.unwrap_or_default();
+    let effort = thinking_effort(req.thinking.as_ref(), output.effort.as_deref(), max_tokens)?;
     let mut tools = custom_tools(req.tools.unwrap_or_default())?;
     tools.extend(mcp_tools(req.mcp_servers.unwrap_or_default())?);
     for label in &config.mcp_servers {
@@ -77,6 +77,17 @@ pub(crate) fn translate(
         temperature: req.temperature,
         top_p: req.top_p,
         max_output_tokens: max_tokens,
+        text: output
+            .format
+            .map(|OutputFormat::JsonSchema { schema }| TextParam {
+                format: Some(TextFormat::JsonSchema(JsonSchemaFormat {
+                    name: "output".to_owned(),
+                    description: None,
+                    schema,
+                    strict: Some(true),
+                })),
+                verbosity: None,
+            }),
         reasoning: effort.map(|effort| ReasoningParam {
             effort: Some(effort),
             summary: None,
@@ -151,14 +162,21 @@ fn system_text(system: SystemPrompt) -> String {
     }
 }
 
-/// Extended thinking as a reasoning effort, the inverse of how the
-/// `anthropic` upstream turns an effort into a budget.
+/// Extended thinking as a reasoning effort: a budget the inverse of how
+/// the `anthropic` upstream turns an effort into a budget; adaptive
+/// thinking at `output_config.effort` (medium when unset).
 fn thinking_effort(
     thinking: Option<&ThinkingConfig>,
+    effort: Option<&str>,
     max_tokens: Option<u64>,
 ) -> Result<Option<ReasoningEffort>, ApiError> {
-    let Some(ThinkingConfig::Enabled { budget_tokens }) = thinking else {
-        return Ok(None);
+    let named = effort.map(named_effort).transpose()?;
+    let budget_tokens = match thinking {
+        Some(ThinkingConfig::Enabled { budget_tokens }) => budget_tokens,
+        Some(ThinkingConfig::Adaptive { .. } | ThinkingConfig::BetweenTools {}) => {
+            return Ok(Some(named.unwrap_or(ReasoningEffort::Medium)))
+        }
+        Some(ThinkingConfig::Disabled {}) | None => return Ok(named),
     };
     let budget = *budget_tokens;
     if budget < 1024 {
@@ -179,6 +197,21 @@ fn thinking_effort(
         ..=24_576 => ReasoningEffort::High,
         _ => ReasoningEffort::Xhigh,
     }))
+}
+
+fn named_effort(effort: &str) -> Result<ReasoningEffort, ApiError> {
+    Ok(match effort {
+        "low" => ReasoningEffort::Low,
+        "medium" => ReasoningEffort::Medium,
+        "high" => ReasoningEffort::High,
+        "xhigh" | "max" => ReasoningEffort::Xhigh,
+        other => {
+            return Err(invalid(
+                "output_config.effort",
+                format!("Input should be 'low', 'medium', 'high', 'xhigh' or 'max', not '{other}'"),
+            ))
+        }
+    })
 }
 
 fn service_tier(tier: String) -> Result<String, ApiError> {
@@ -325,10 +358,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<MessagesRequest, ApiError> {
             ));
         }
         let path = anthropic_path(&path);
-        let what = Value::String(inner.to_string());
-        let why = what.as_str().unwrap_or_default();
+        let why = inner.to_string();
         if path.is_empty() || path == "." {
-            ApiError::invalid(why.to_owned())
+            ApiError::invalid(why)
         } else {
             invalid(&path, why)
         }

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 use windlass_providers::UpstreamKind;
-use windlass_testkit::{Gateway, GatewayOptions, Reply};
+use windlass_testkit::{Gateway, GatewayOptions, Reply, ToolCallSpec};
 
 const KINDS: [UpstreamKind; 2] = [UpstreamKind::Chat, UpstreamKind::Anthropic];
 
@@ -77,7 +77,10 @@ async fn text_as_json_for_each_kind() {
         assert_eq!(msg["type"], "message");
         assert_eq!(msg["role"], "assistant");
         assert_eq!(msg["model"], "m");
-        assert_eq!(msg["content"], json!([{"type": "text", "text": "Hello there"}]));
+        assert_eq!(
+            msg["content"],
+            json!([{"type": "text", "text": "Hello there"}])
+        );
         assert_eq!(msg["stop_reason"], "end_turn");
         assert_eq!(msg["stop_sequence"], Value::Null);
         assert_eq!(msg["usage"]["input_tokens"], 12);
@@ -96,7 +99,9 @@ async fn text_as_json_for_each_kind() {
             }
         }
         // Stateless unless the operator stores Messages responses.
-        let (code, _) = gw.get_json(&format!("/v1/responses/{}", msg["id"].as_str().unwrap())).await;
+        let (code, _) = gw
+            .get_json(&format!("/v1/responses/{}", msg["id"].as_str().unwrap()))
+            .await;
         assert_eq!(code, 404);
     }
 }
@@ -105,16 +110,25 @@ async fn text_as_json_for_each_kind() {
 async fn text_stream_follows_the_grammar() {
     for kind in KINDS {
         let gw = gateway(kind).await;
-        gw.upstream
-            .push(Reply::text("Hello there, friend").chunk_chars(5).usage(7, 4));
+        gw.upstream.push(
+            Reply::text("Hello there, friend")
+                .chunk_chars(5)
+                .usage(7, 4),
+        );
         let events = stream(&gw, &hello()).await;
         let names = names(&events);
-        assert_eq!(names[..3], ["message_start", "ping", "content_block_start"], "{kind:?}");
+        assert_eq!(
+            names[..3],
+            ["message_start", "ping", "content_block_start"],
+            "{kind:?}"
+        );
         assert_eq!(
             names[names.len() - 3..],
             ["content_block_stop", "message_delta", "message_stop"]
         );
-        assert!(names[3..names.len() - 3].iter().all(|n| *n == "content_block_delta"));
+        assert!(names[3..names.len() - 3]
+            .iter()
+            .all(|n| *n == "content_block_delta"));
         let start = &events[0].1["message"];
         assert_eq!(start["content"], json!([]));
         assert_eq!(start["stop_reason"], Value::Null);
@@ -139,10 +153,10 @@ async fn text_stream_follows_the_grammar() {
 async fn client_tool_round_trip() {
     for kind in KINDS {
         let gw = gateway(kind).await;
-        gw.upstream.push(
-            Reply::text_then_tools("Let me check.", [("get_weather", r#"{"city":"Paris"}"#)])
-                .with_call_id("toolu_1"),
-        );
+        gw.upstream.push(Reply::text_then_tools(
+            "Let me check.",
+            [ToolCallSpec::new("get_weather", r#"{"city":"Paris"}"#).id("toolu_1")],
+        ));
         let mut body = hello();
         body["tools"] = weather_tool();
         body["tool_choice"] = json!({"type": "auto", "disable_parallel_tool_use": true});
@@ -164,13 +178,19 @@ async fn client_tool_round_trip() {
             .filter(|(_, d)| d["delta"]["type"] == "input_json_delta")
             .map(|(_, d)| d["delta"]["partial_json"].as_str().unwrap().to_owned())
             .collect();
-        assert_eq!(serde_json::from_str::<Value>(&json_text).unwrap(), json!({"city": "Paris"}));
+        assert_eq!(
+            serde_json::from_str::<Value>(&json_text).unwrap(),
+            json!({"city": "Paris"})
+        );
         let stop = &events[events.len() - 2].1;
         assert_eq!(stop["delta"]["stop_reason"], "tool_use");
         let sent = gw.upstream.last_request().unwrap();
         match kind {
             UpstreamKind::Anthropic => {
-                assert_eq!(sent["tool_choice"]["disable_parallel_tool_use"], true, "{sent}");
+                assert_eq!(
+                    sent["tool_choice"]["disable_parallel_tool_use"], true,
+                    "{sent}"
+                );
                 assert_eq!(sent["tools"][0]["input_schema"]["type"], "object");
             }
             _ => assert_eq!(sent["parallel_tool_calls"], false, "{sent}"),
@@ -211,7 +231,10 @@ async fn json_tool_use_and_max_tokens() {
         json!([{"type": "tool_use", "id": "toolu_9", "name": "get_weather", "input": {"city": "Oslo"}}])
     );
     let sent = gw.upstream.last_request().unwrap();
-    assert_eq!(sent["tool_choice"]["function"]["name"], "get_weather", "{sent}");
+    assert_eq!(
+        sent["tool_choice"]["function"]["name"], "get_weather",
+        "{sent}"
+    );
 
     gw.upstream.push(Reply::text("cut").finish_reason("length"));
     let (_, msg) = create(&gw, &hello()).await;
@@ -256,10 +279,17 @@ async fn thinking_blocks_carry_their_signature_both_ways() {
     );
 
     // Without `thinking`, reasoning is not shown.
-    gw.upstream
-        .push(Reply::text("42").reasoning("hidden").reasoning_signature("s"));
+    gw.upstream.push(
+        Reply::text("42")
+            .reasoning("hidden")
+            .reasoning_signature("s"),
+    );
     let (_, msg) = create(&gw, &hello()).await;
-    assert_eq!(msg["content"], json!([{"type": "text", "text": "42"}]), "{msg}");
+    assert_eq!(
+        msg["content"],
+        json!([{"type": "text", "text": "42"}]),
+        "{msg}"
+    );
 }
 
 #[tokio::test]
@@ -267,7 +297,10 @@ async fn count_tokens_counts_the_translated_input() {
     let gw = gateway(UpstreamKind::Chat).await;
     let body = json!({"model": "m", "messages": [{"role": "user", "content": "hello world, count me"}],
                       "tools": weather_tool()});
-    let resp = post(&gw, "/v1/messages/count_tokens", &body).send().await.unwrap();
+    let resp = post(&gw, "/v1/messages/count_tokens", &body)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), 200);
     let v: Value = resp.json().await.unwrap();
     let n = v["input_tokens"].as_u64().expect("a count");
@@ -293,7 +326,11 @@ async fn refused(gw: &Gateway, req: reqwest::RequestBuilder, status: u16, kind: 
     assert_eq!(v["type"], "error", "{v}");
     assert_eq!(v["error"]["type"], kind, "{v}");
     assert!(v["request_id"].is_string(), "{v}");
-    assert_eq!(gw.upstream.request_count(), 0, "nothing reached the upstream");
+    assert_eq!(
+        gw.upstream.request_count(),
+        0,
+        "nothing reached the upstream"
+    );
     v["error"]["message"].as_str().unwrap().to_owned()
 }
 
@@ -306,40 +343,90 @@ async fn bad_input_gets_anthropic_errors_naming_the_field() {
 
     let mut body = hello();
     body.as_object_mut().unwrap().remove("max_tokens");
-    let m = refused(&gw, post(&gw, "/v1/messages", &body), 400, "invalid_request_error").await;
+    let m = refused(
+        &gw,
+        post(&gw, "/v1/messages", &body),
+        400,
+        "invalid_request_error",
+    )
+    .await;
     assert!(m.starts_with("max_tokens:"), "{m}");
 
     let orphan = json!({"model": "m", "max_tokens": 10, "messages": [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "hello"},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "r"}]}]});
-    let m = refused(&gw, post(&gw, "/v1/messages", &orphan), 400, "invalid_request_error").await;
-    assert!(m.starts_with("messages.2.content.0:") && m.contains("toolu_x"), "{m}");
+    let m = refused(
+        &gw,
+        post(&gw, "/v1/messages", &orphan),
+        400,
+        "invalid_request_error",
+    )
+    .await;
+    assert!(
+        m.starts_with("messages.2.content.0:") && m.contains("toolu_x"),
+        "{m}"
+    );
 
     let unanswered = json!({"model": "m", "max_tokens": 10, "messages": [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_y", "name": "f", "input": {}}]},
         {"role": "user", "content": "no result"}]});
-    let m = refused(&gw, post(&gw, "/v1/messages", &unanswered), 400, "invalid_request_error").await;
+    let m = refused(
+        &gw,
+        post(&gw, "/v1/messages", &unanswered),
+        400,
+        "invalid_request_error",
+    )
+    .await;
     assert!(m.starts_with("messages.1:") && m.contains("toolu_y"), "{m}");
 
     let bad_block = json!({"model": "m", "max_tokens": 10, "messages": [
         {"role": "user", "content": [{"type": "txt", "text": "hi"}]}]});
-    let m = refused(&gw, post(&gw, "/v1/messages", &bad_block), 400, "invalid_request_error").await;
+    let m = refused(
+        &gw,
+        post(&gw, "/v1/messages", &bad_block),
+        400,
+        "invalid_request_error",
+    )
+    .await;
     assert!(m.starts_with("messages.0.content.0.type:"), "{m}");
 
-    let bad_role = json!({"model": "m", "max_tokens": 10, "messages": [{"role": "system", "content": "x"}]});
-    let m = refused(&gw, post(&gw, "/v1/messages", &bad_role), 400, "invalid_request_error").await;
+    let bad_role =
+        json!({"model": "m", "max_tokens": 10, "messages": [{"role": "system", "content": "x"}]});
+    let m = refused(
+        &gw,
+        post(&gw, "/v1/messages", &bad_role),
+        400,
+        "invalid_request_error",
+    )
+    .await;
     assert!(m.starts_with("messages.0.role:"), "{m}");
 
     let mut server_tool = hello();
-    server_tool["tools"] = json!([{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]);
-    let m = refused(&gw, post(&gw, "/v1/messages", &server_tool), 400, "invalid_request_error").await;
-    assert!(m.starts_with("tools.0.type:") && m.contains("web_search_20250305"), "{m}");
+    server_tool["tools"] =
+        json!([{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]);
+    let m = refused(
+        &gw,
+        post(&gw, "/v1/messages", &server_tool),
+        400,
+        "invalid_request_error",
+    )
+    .await;
+    assert!(
+        m.starts_with("tools.0.type:") && m.contains("web_search_20250305"),
+        "{m}"
+    );
 
     let mut unknown = hello();
     unknown["frobnicate"] = json!(true);
-    let m = refused(&gw, post(&gw, "/v1/messages", &unknown), 400, "invalid_request_error").await;
+    let m = refused(
+        &gw,
+        post(&gw, "/v1/messages", &unknown),
+        400,
+        "invalid_request_error",
+    )
+    .await;
     assert!(m.contains("frobnicate"), "{m}");
 
     let not_found = post(&gw, "/v1/messages/nope", &hello());
@@ -359,7 +446,10 @@ async fn keys_and_scopes_answer_in_anthropics_shape() {
         .json(&hello());
     refused(&gw, wrong, 401, "authentication_error").await;
     gw.upstream.push(Reply::text("ok"));
-    for (name, value) in [("x-api-key", "sk-good"), ("authorization", "Bearer sk-good")] {
+    for (name, value) in [
+        ("x-api-key", "sk-good"),
+        ("authorization", "Bearer sk-good"),
+    ] {
         gw.upstream.push(Reply::text("ok"));
         let resp = gw
             .client
