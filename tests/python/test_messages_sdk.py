@@ -149,18 +149,29 @@ def test_errors(setup):
     assert len(fake.requests()) == before, "nothing reached the upstream"
 
 
-def test_mcp_server_named_by_the_request_runs_inside_the_request(setup):
+def test_mcp_toolset_runs_inside_the_request(setup):
+    """The MCP connector as the SDK types it (beta `mcp-client-2025-11-20`): a
+    toolset naming the operator's configured `calc` server; the call runs in
+    Windlass and comes back as mcp_tool_use / mcp_tool_result blocks, which
+    the beta stream accumulator builds (input from input_json_delta)."""
     client, fake, _ = setup
     fake.script(
         {"tool_calls": [{"name": "calc__add", "arguments": '{"a":17,"b":25}'}]},
         {"text": "17 + 25 = 42"},
     )
-    with client.messages.stream(
+    with client.beta.messages.stream(
         model="m",
         max_tokens=128,
         messages=[{"role": "user", "content": "What is 17 + 25?"}],
-        extra_body={"mcp_servers": [{"type": "url", "name": "calc"}]},
-        extra_headers={"anthropic-beta": "mcp-client-2025-04-04"},
+        tools=[
+            {
+                "type": "mcp_toolset",
+                "mcp_server_name": "calc",
+                "default_config": {"enabled": False},
+                "configs": {"add": {"enabled": True}},
+            }
+        ],
+        betas=["mcp-client-2025-11-20"],
     ) as stream:
         final = stream.get_final_message()
     kinds = [b.type for b in final.content]
@@ -170,9 +181,10 @@ def test_mcp_server_named_by_the_request_runs_inside_the_request(setup):
     assert result.tool_use_id == use.id and not result.is_error
     assert "42" in result.content[0].text
     assert final.stop_reason == "end_turn"
-    # The tool's real answer went back to the model.
-    sent = fake.requests()[-1]["messages"]
-    assert any(m["role"] == "tool" and "42" in m["content"] for m in sent)
+    # The tool's real answer went back to the model, and only `add` was offered.
+    sent = fake.requests()[-1]
+    assert any(m["role"] == "tool" and "42" in m["content"] for m in sent["messages"])
+    assert [t["function"]["name"] for t in sent["tools"]] == ["calc__add"]
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +220,7 @@ def test_operator_attached_server_and_stored_trace(attached):
         {"tool_calls": [{"name": "calc__add", "arguments": '{"a":2,"b":3}'}]},
         {"text": "5"},
     )
-    msg = client.messages.create(model="m", max_tokens=64, messages=[{"role": "user", "content": "2+3?"}])
+    msg = client.beta.messages.create(model="m", max_tokens=64, messages=[{"role": "user", "content": "2+3?"}])
     assert [b.type for b in msg.content] == ["mcp_tool_use", "mcp_tool_result", "text"]
     assert "5" in msg.content[1].content[0].text
     # `store = true`: the response and its trace are kept under the message id.

@@ -16,6 +16,7 @@ pub(crate) mod errors;
 mod grammar;
 mod request;
 mod sink;
+mod toolsets;
 
 use std::time::Instant;
 
@@ -41,9 +42,6 @@ use crate::sse::SseBody;
 use crate::state::AppState;
 use request::{Purpose, Translated};
 use sink::{MessagesSink, PING};
-
-/// The `anthropic-version` values Anthropic accepts.
-const VERSIONS: [&str; 2] = ["2023-06-01", "2023-01-01"];
 
 pub async fn create_message(
     State(app): State<AppState>,
@@ -104,19 +102,30 @@ pub async fn count_tokens(
     .into_response())
 }
 
-/// Anthropic requires the header and knows two versions.
+/// Anthropic requires the header. Its value is a date (`2023-06-01`; the
+/// current SDKs send later ones): any date is accepted, and the wire served
+/// is the one in `docs/messages.md`, which later versions only extend.
 fn check_version(headers: &HeaderMap) -> Result<(), ApiError> {
-    match headers
+    let value = headers
         .get("anthropic-version")
-        .map(|v| v.to_str().unwrap_or_default().trim())
-    {
+        .map(|v| v.to_str().unwrap_or_default().trim());
+    match value {
         None => Err(ApiError::invalid("anthropic-version: header is required")),
-        Some(v) if VERSIONS.contains(&v) => Ok(()),
+        Some(v) if is_date(v) => Ok(()),
         Some(v) => Err(ApiError::invalid(format!(
-            "anthropic-version: invalid version '{v}'; this server accepts {}",
-            VERSIONS.join(", ")
+            "anthropic-version: invalid version '{v}' (a date such as 2023-06-01)"
         ))),
     }
+}
+
+/// `YYYY-MM-DD`.
+fn is_date(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        })
 }
 
 /// The request limits `/v1/responses` applies to its body, applied to the

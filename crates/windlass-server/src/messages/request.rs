@@ -3,6 +3,7 @@
 //! upstream's abilities) is decided by the engine's `prepare`, as for
 //! `/v1/responses`.
 
+use serde_json::Value;
 use windlass_protocol::anthropic::{
     McpServer, MessagesRequest, OutputFormat, SystemPrompt, ThinkingConfig,
     ToolChoice as AnthropicChoice, ToolDefinition,
@@ -15,6 +16,7 @@ use windlass_protocol::{
 
 use super::blocks::{invalid, messages_to_items};
 use super::config::MessagesConfig;
+use super::toolsets;
 use crate::error::ApiError;
 
 /// What the surface needs besides the engine's request.
@@ -52,14 +54,22 @@ pub(crate) fn translate(
     range("top_p", req.top_p, 1.0)?;
     let output = req.output_config.unwrap_or_default();
     let effort = thinking_effort(req.thinking.as_ref(), output.effort.as_deref(), max_tokens)?;
-    let mut tools = custom_tools(req.tools.unwrap_or_default())?;
-    tools.extend(mcp_tools(req.mcp_servers.unwrap_or_default())?);
+    let (toolsets, defined): (Vec<_>, Vec<_>) = req
+        .tools
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .partition(|(_, t)| t.kind.as_deref() == Some(toolsets::TOOLSET));
+    let mut tools = custom_tools(defined)?;
+    let mut mcp = mcp_tools(req.mcp_servers.unwrap_or_default())?;
+    toolsets::apply(toolsets, &mut mcp)?;
+    tools.extend(mcp);
     for label in &config.mcp_servers {
         let declared = tools
             .iter()
             .any(|t| matches!(t, Tool::Mcp(m) if &m.server_label == label));
         if !declared {
-            tools.push(operator_server(label));
+            tools.push(toolsets::operator_server(label));
         }
     }
     let parallel = req
@@ -225,18 +235,31 @@ fn service_tier(tier: String) -> Result<String, ApiError> {
     }
 }
 
+/// Fields of a custom tool about how Anthropic loads or calls it (tool
+/// search, programmatic calling, streaming, examples): accepted; the tool
+/// is offered to the model like any other.
+const CUSTOM_TOOL_HINTS: [&str; 4] = [
+    "defer_loading",
+    "allowed_callers",
+    "eager_input_streaming",
+    "input_examples",
+];
+
 /// Custom tools become function tools; Anthropic's typed tools are
 /// refused by name (none of them is served on this surface yet).
-fn custom_tools(tools: Vec<ToolDefinition>) -> Result<Vec<Tool>, ApiError> {
+fn custom_tools(tools: Vec<(usize, ToolDefinition)>) -> Result<Vec<Tool>, ApiError> {
     tools
         .into_iter()
-        .enumerate()
         .map(|(i, t)| {
             let path = format!("tools.{i}");
             if !t.is_custom() {
                 return Err(typed_tool(&path, t.kind.as_deref().unwrap_or_default()));
             }
-            if let Some(extra) = t.settings.keys().next() {
+            let unknown = t
+                .settings
+                .keys()
+                .find(|k| !CUSTOM_TOOL_HINTS.contains(&k.as_str()) && k.as_str() != "strict");
+            if let Some(extra) = unknown {
                 return Err(invalid(
                     &format!("{path}.{extra}"),
                     "Extra inputs are not permitted",
@@ -254,7 +277,7 @@ fn custom_tools(tools: Vec<ToolDefinition>) -> Result<Vec<Tool>, ApiError> {
                 name,
                 description: t.description,
                 parameters: Some(schema),
-                strict: None,
+                strict: t.settings.get("strict").and_then(Value::as_bool),
             }))
         })
         .collect()
@@ -318,21 +341,6 @@ fn mcp_tools(servers: Vec<McpServer>) -> Result<Vec<Tool>, ApiError> {
         }));
     }
     Ok(tools)
-}
-
-/// An operator's server attached to every Messages request
-/// (`[server.messages] mcp_servers`).
-fn operator_server(label: &str) -> Tool {
-    Tool::Mcp(McpTool {
-        server_label: label.to_owned(),
-        server_url: None,
-        connector_id: None,
-        server_description: None,
-        headers: None,
-        authorization: None,
-        allowed_tools: None,
-        require_approval: None,
-    })
 }
 
 fn tool_choice(choice: AnthropicChoice) -> ToolChoice {
