@@ -69,12 +69,16 @@ def test_count_tokens_uses_the_model_tokenizer(client):
 
 @pytest.mark.skipif(not MCP, reason="WINDLASS_RIG_MCP not set")
 def test_server_run_mcp_tool(client):
-    msg = client.messages.create(
+    # Streamed: a CPU model's whole answer can take longer than the
+    # upstream's first-byte timeout when asked for one complete body.
+    with client.beta.messages.stream(
         model=MODEL,
         max_tokens=128,
         messages=[{"role": "user", "content": "Use the add tool to add 17 and 25."}],
-        extra_body={"mcp_servers": [{"type": "url", "name": "calc", "url": MCP}]},
-    )
+        mcp_servers=[{"type": "url", "name": "calc", "url": MCP}],
+        betas=["mcp-client-2025-11-20"],
+    ) as stream:
+        msg = stream.get_final_message()
     kinds = [b.type for b in msg.content]
     assert "mcp_tool_use" in kinds and "mcp_tool_result" in kinds, kinds
     result = [b for b in msg.content if b.type == "mcp_tool_result"][0]

@@ -60,6 +60,9 @@ pub struct MessagesRequest {
     /// parser so the surface can refuse them by name with a reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<Value>,
+    /// Anthropic's server-side context edits (clearing old tool results or
+    /// thinking past a trigger); Claude Code sends them. Accepted and not
+    /// applied: the conversation reaches the model as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_management: Option<Value>,
 }
@@ -90,6 +93,8 @@ pub struct SystemBlock {
 pub enum MessageRole {
     User,
     Assistant,
+    /// A system message inside the conversation (text only).
+    System,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -40,6 +40,7 @@ pub(crate) fn messages_to_items(messages: Vec<InputMessage>) -> Result<Vec<Item>
             MessageRole::User => {
                 user_items(&path, blocks, &mut owed, &mut items)?;
             }
+            MessageRole::System => items.push(system_message(&path, blocks)?),
             MessageRole::Assistant => {
                 if !owed.is_empty() {
                     return Err(unanswered(i.saturating_sub(1), &owed));
@@ -242,6 +243,27 @@ fn assistant_items(
     }
     flush(&mut parts, items);
     Ok(uses)
+}
+
+/// A system message in the conversation: its text, as a system item where
+/// it stands (the upstream adapters place it as their wire allows).
+fn system_message(path: &str, blocks: Vec<InputBlock>) -> Result<Item, ApiError> {
+    let mut parts = Vec::with_capacity(blocks.len());
+    for (j, block) in blocks.into_iter().enumerate() {
+        match block {
+            InputBlock::Text { text, .. } => parts.push(ContentPart::InputText(TextPart { text })),
+            other => {
+                return Err(invalid(
+                    &format!("{path}.content.{j}.type"),
+                    format!(
+                        "`{}` blocks are not allowed in a system message",
+                        block_name(&other)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(message(Role::System, parts))
 }
 
 fn block_name(block: &InputBlock) -> &'static str {

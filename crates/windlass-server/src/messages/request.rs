@@ -151,12 +151,6 @@ fn refuse_unsupported(req: &MessagesRequest) -> Result<(), ApiError> {
             "containers (code execution) are not available on this server",
         ));
     }
-    if req.context_management.is_some() {
-        return Err(invalid(
-            "context_management",
-            "context management is not available on this server",
-        ));
-    }
     Ok(())
 }
 

@@ -393,7 +393,7 @@ async fn bad_input_gets_anthropic_errors_naming_the_field() {
     assert!(m.starts_with("messages.0.content.0.type:"), "{m}");
 
     let bad_role =
-        json!({"model": "m", "max_tokens": 10, "messages": [{"role": "system", "content": "x"}]});
+        json!({"model": "m", "max_tokens": 10, "messages": [{"role": "tool", "content": "x"}]});
     let m = refused(
         &gw,
         post(&gw, "/v1/messages", &bad_role),
