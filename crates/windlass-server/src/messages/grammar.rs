@@ -117,15 +117,13 @@ impl Grammar {
                 output_index,
                 delta,
                 ..
-            } => {
-                if self.is_open(Owner::Item(*output_index)) && !delta.is_empty() {
-                    self.delta(
-                        BlockDelta::InputJsonDelta {
-                            partial_json: delta.clone(),
-                        },
-                        &mut out,
-                    );
-                }
+            } if self.is_open(Owner::Item(*output_index)) && !delta.is_empty() => {
+                self.delta(
+                    BlockDelta::InputJsonDelta {
+                        partial_json: delta.clone(),
+                    },
+                    &mut out,
+                );
             }
             EventData::McpCallArgumentsDone {
                 output_index,

@@ -197,8 +197,8 @@ fn thinking_effort(
     }
     Ok(Some(match budget {
         ..=2048 => ReasoningEffort::Low,
-        ..=8192 => ReasoningEffort::Medium,
-        ..=24_576 => ReasoningEffort::High,
+        2049..=8192 => ReasoningEffort::Medium,
+        8193..=24_576 => ReasoningEffort::High,
         _ => ReasoningEffort::Xhigh,
     }))
 }
