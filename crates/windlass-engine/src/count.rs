@@ -10,6 +10,7 @@ use crate::error::{EngineError, RunFailure};
 use crate::ports::agent::provider::{
     CountMethod, ModelProvider, ModelRequest, ProviderError, TokenCount,
 };
+use crate::prepared::PreparedRun;
 use crate::run_context::RunContext;
 
 /// Characters per token the estimate assumes (about right for English and
@@ -85,6 +86,17 @@ pub(crate) fn estimate(request: &ModelRequest) -> TokenCount {
     TokenCount {
         input_tokens: chars.div_ceil(CHARS_PER_TOKEN) as u64,
         method: CountMethod::Estimate,
+    }
+}
+
+impl Engine {
+    /// The input tokens of `prepared`'s first model turn (the Messages
+    /// API's `count_tokens` calls it after `prepare`), estimated where the
+    /// upstream cannot count. MCP servers not listed yet in the chain
+    /// contribute no tools (listing happens when the run starts).
+    pub async fn count_tokens(&self, prepared: &PreparedRun) -> Result<TokenCount, ProviderError> {
+        let request = crate::upstream::model_request(prepared, &[], 0, false, None);
+        count_or_estimate(self.inner.provider.as_ref(), &request).await
     }
 }
 

@@ -16,6 +16,7 @@
 
 mod open_enum;
 
+pub mod anthropic;
 pub mod apply_patch;
 pub mod callers;
 pub mod client_tools;

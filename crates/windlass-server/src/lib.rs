@@ -22,6 +22,7 @@
 //! | `GET /v1/models` | `meta.rs` | `models:read` |
 //! | `GET /v1/mcp/servers` | `mcp.rs` | `models:read` |
 //! | `POST`/`GET`/`DELETE /mcp` (when the binary mounts it) | the binary's MCP endpoint | `responses:write` (`GET`: `responses:read`) |
+//! | `POST /v1/messages` (JSON, SSE), `POST /v1/messages/count_tokens` | `messages/` (Anthropic's Messages API) | `responses:write` |
 //! | `GET /health`, `GET /ready` | `meta.rs` | none |
 //! | `GET /metrics` (unless `[server.metrics] enabled = false`) | `metrics.rs` | none (`responses:read` with `require_key`) |
 //! | anything else | `fallback.rs` (404, 405) | |
@@ -60,6 +61,7 @@ mod item_list;
 pub mod lifecycle;
 mod listen;
 pub mod logging;
+pub mod messages;
 pub mod metrics;
 mod prompting;
 pub mod request_context;
@@ -132,6 +134,8 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))
+        .route("/messages", post(messages::create_message))
+        .route("/messages/count_tokens", post(messages::count_tokens))
         .method_not_allowed_fallback(fallback::method_not_allowed);
     let mut root = Router::new()
         .nest("/v1", api)
@@ -155,6 +159,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             guard::browser::check_host,
         ))
+        .layer(axum::middleware::from_fn(messages::errors::anthropic_shape))
         .layer(axum::middleware::from_fn(request_context::track))
         .with_state(state)
 }

@@ -1,4 +1,4 @@
-//! Bearer-token check.
+//! Key check: a bearer token, or Anthropic's `x-api-key`.
 //!
 //! With keys configured every route needs one except `/health` and `/ready`,
 //! unknown routes included (a 401 before a 404, so the routes cannot be
@@ -38,7 +38,7 @@ pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Ne
         Ok(ring) if (!ring.is_empty() || app.jwt.is_some()) && !open => ring,
         _ => return next.run(req).await,
     };
-    let token = bearer(req.headers());
+    let token = credential(req.headers());
     // A bearer with a JWT's shape goes to the issuer's keys first (when
     // `[auth.oidc]` is set), then, like any other bearer, to the static
     // keys (a static key may happen to have a JWT's shape).
@@ -75,6 +75,16 @@ pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Ne
         }
         None => unauthorized(),
     }
+}
+
+/// The key a request carries: `Authorization: Bearer <key>`, else
+/// `x-api-key: <key>` (Anthropic's header, which its SDKs and Claude Code
+/// send to `/v1/messages`).
+fn credential(headers: &HeaderMap) -> Option<&str> {
+    bearer(headers).or_else(|| {
+        let key = headers.get("x-api-key")?.to_str().ok()?.trim();
+        (!key.is_empty()).then_some(key)
+    })
 }
 
 /// The token of an `Authorization: Bearer <token>` header; the scheme is
@@ -128,5 +138,20 @@ mod tests {
         assert_eq!(bearer(&with("k2")), None);
         assert_eq!(bearer(&with("Bearer ")), None);
         assert_eq!(bearer(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn x_api_key_is_a_key_too() {
+        let mut h = HeaderMap::new();
+        h.insert("x-api-key", HeaderValue::from_static(" sk-a "));
+        assert_eq!(credential(&h), Some("sk-a"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer sk-b"),
+        );
+        assert_eq!(credential(&h), Some("sk-b"), "the bearer token wins");
+        h.insert("x-api-key", HeaderValue::from_static(""));
+        h.remove(header::AUTHORIZATION);
+        assert_eq!(credential(&h), None);
     }
 }

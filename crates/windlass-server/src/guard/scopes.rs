@@ -2,6 +2,8 @@
 //!
 //! - `responses:write`: create responses (`POST /v1/responses`, also the
 //!   WebSocket upgrade on `GET /v1/responses`), delete and cancel them;
+//!   also Anthropic's Messages API (`POST /v1/messages` and
+//!   `/v1/messages/count_tokens`), which creates responses too;
 //! - `responses:read`: retrieve responses and list their input items;
 //! - `traces:read`: execution traces (`GET /v1/responses/{id}/trace`), which
 //!   show tool arguments and policy decisions, hence their own scope;
@@ -139,6 +141,11 @@ mod tests {
         assert_eq!(need(Method::GET, "/v1/models"), Scope::ModelsRead);
         assert_eq!(need(Method::GET, "/v1/mcp/servers"), Scope::ModelsRead);
         assert_eq!(need(Method::POST, "/v1/other"), Scope::ResponsesWrite);
+        assert_eq!(need(Method::POST, "/v1/messages"), Scope::ResponsesWrite);
+        assert_eq!(
+            need(Method::POST, "/v1/messages/count_tokens"),
+            Scope::ResponsesWrite
+        );
     }
 
     #[test]

@@ -76,6 +76,25 @@ impl SseSink {
     pub fn done(&self) {
         lock(&self.outbox).buf.extend_from_slice(DONE);
     }
+
+    /// Writes one frame of another surface's grammar (`event: kind`, `data:
+    /// json`), waiting like [`EventSink::send`] while the client is behind.
+    /// Such frames are not kept for resume.
+    pub async fn send_frame(&mut self, kind: &str, json: &[u8]) -> Result<(), SinkClosed> {
+        std::future::poll_fn(|cx| {
+            let mut outbox = lock(&self.outbox);
+            if outbox.closed {
+                return Poll::Ready(Err(SinkClosed));
+            }
+            if outbox.buf.len() >= self.limit {
+                outbox.waiting = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            frame_json_bytes(&mut outbox.buf, kind, json);
+            Poll::Ready(Ok(()))
+        })
+        .await
+    }
 }
 
 /// Writes one frame at the end of `buf`; returns where its JSON starts.
@@ -102,10 +121,14 @@ fn frame_into(buf: &mut BytesMut, event: &StreamEvent, obfuscate: bool) -> Optio
 
 /// Frames an already serialized event (a replayed one).
 pub fn frame_json(buf: &mut BytesMut, kind: &str, json: &str) {
+    frame_json_bytes(buf, kind, json.as_bytes());
+}
+
+fn frame_json_bytes(buf: &mut BytesMut, kind: &str, json: &[u8]) {
     buf.extend_from_slice(b"event: ");
     buf.extend_from_slice(kind.as_bytes());
     buf.extend_from_slice(b"\ndata: ");
-    buf.extend_from_slice(json.as_bytes());
+    buf.extend_from_slice(json);
     buf.extend_from_slice(b"\n\n");
 }
 
@@ -200,6 +223,16 @@ impl SseBody {
     /// (`None`: never).
     pub fn keep_alive(self, every: Option<Duration>) -> KeepAlive<SseBody> {
         keep_alive(self, every)
+    }
+
+    /// [`keep_alive`](Self::keep_alive) with another surface's keep-alive
+    /// frame (the Messages stream's `ping` event).
+    pub fn keep_alive_with(
+        self,
+        every: Option<Duration>,
+        frame: &'static [u8],
+    ) -> KeepAlive<SseBody> {
+        keep_alive(self, every).frame(frame)
     }
 }
 

@@ -10,6 +10,7 @@ mod conversations;
 mod errors;
 mod hardening;
 mod kinds_support;
+mod messages;
 mod meta;
 mod prompts;
 mod resume_keepalive;
