@@ -15,6 +15,7 @@ use windlass_tools::builtins::BuiltinsConfig;
 use windlass_tools::McpConfig;
 
 use crate::otlp::{OtlpFile, OtlpSettings};
+use crate::resources::{FilesFile, RetrievalFile};
 use crate::upstreams::{apply_timeouts, ResolvedUpstream, UpstreamEntry, UpstreamError};
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
@@ -89,6 +90,12 @@ pub struct FileConfig {
     /// Trace export over OTLP/HTTP (off unless an endpoint is set).
     #[serde(default)]
     pub otlp: OtlpFile,
+    /// The Files API and container uploads (see `resources.rs`).
+    #[serde(default)]
+    pub files: FilesFile,
+    /// Vector stores: the embedding model and the ingestion worker.
+    #[serde(default)]
+    pub retrieval: RetrievalFile,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -153,6 +160,8 @@ pub struct Settings {
     pub governance: GovernanceConfig,
     /// Where traces are exported; `None`: not exported.
     pub otlp: Option<OtlpSettings>,
+    pub files: FilesFile,
+    pub retrieval: RetrievalFile,
 }
 
 /// The process environment, read once (tests pass their own).
@@ -354,6 +363,8 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         builtins: file.builtins,
         governance: file.governance,
         otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
+        files: file.files,
+        retrieval: file.retrieval,
     })
 }
 

@@ -13,6 +13,7 @@ pub mod config_schema;
 pub mod govern;
 pub mod mcp_stdio;
 pub mod otlp;
+pub mod resources;
 pub mod retention;
 pub mod run;
 pub mod serve;

@@ -35,6 +35,8 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Otlp(#[from] OtlpError),
+    #[error(transparent)]
+    Resources(#[from] crate::resources::ResourcesError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -94,6 +96,13 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let provider = build_router(&settings.upstreams).map_err(ConfigError::from)?;
     let metrics = Metrics::from_config(&settings.server.metrics);
     let opened = open_store(&settings.db, &settings.store, &settings.pg).await?;
+    let resources = crate::resources::wire(
+        &opened,
+        &settings.files,
+        &settings.retrieval,
+        &provider,
+        &settings.upstreams,
+    )?;
     if let Some(days) = settings.retention_days {
         crate::retention::spawn(opened.store.clone(), days);
     }
@@ -114,7 +123,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         .with_mcp(Arc::new(McpView(mcp.clone())))
         .with_runs(opened.runs)
         .with_cancel_bus(opened.cancel_bus)
-        .with_metrics(metrics);
+        .with_metrics(metrics)
+        .with_resources(resources);
     if let Some(quota) = opened.quota {
         state = state.with_quota(quota);
     }

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use windlass_engine::{
-    CancelBus, ConversationStore, LocalCancelBus, QuotaCounter, ResponseStore, RunStore, StoreError,
+    CancelBus, ContainerStore, ConversationStore, FileStore, LocalCancelBus, QuotaCounter,
+    ResponseStore, RunStore, StoreError, VectorStoreStore,
 };
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
@@ -19,6 +20,10 @@ pub struct OpenedStore {
     pub quota: Option<Arc<dyn QuotaCounter>>,
     /// Conversations, in the same database.
     pub conversations: Option<Arc<dyn ConversationStore>>,
+    /// Uploaded files, vector stores and containers, in the same database.
+    pub files: Arc<dyn FileStore>,
+    pub vector_stores: Arc<dyn VectorStoreStore>,
+    pub containers: Arc<dyn ContainerStore>,
 }
 
 pub async fn open_store(
@@ -34,7 +39,10 @@ pub async fn open_store(
             store: store.clone(),
             runs: store.clone(),
             cancel_bus: Arc::new(bus),
-            conversations: Some(store),
+            conversations: Some(store.clone()),
+            files: store.clone(),
+            vector_stores: store.clone(),
+            containers: store,
         });
     }
     let store = Arc::new(SqliteStore::open_with(db, sqlite.clone()).await?);
@@ -43,7 +51,10 @@ pub async fn open_store(
         runs: store.clone(),
         cancel_bus: Arc::new(LocalCancelBus),
         quota: None,
-        conversations: Some(store),
+        conversations: Some(store.clone()),
+        files: store.clone(),
+        vector_stores: store.clone(),
+        containers: store,
     })
 }
 

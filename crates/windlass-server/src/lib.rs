@@ -14,14 +14,19 @@
 //! | `POST /v1/responses/{id}/cancel` | `responses.rs` | `responses:write` |
 //! | `POST /v1/conversations`, `GET`/`POST`/`DELETE /v1/conversations/{id}` | `conversations.rs` | `responses:*` |
 //! | `GET`/`POST /v1/conversations/{id}/items`, `GET`/`DELETE …/items/{item_id}` | `conversations.rs` | `responses:*` |
+//! | `POST`/`GET /v1/files`, `GET`/`DELETE /v1/files/{id}`, `GET …/content` | `files.rs` | `files:*` |
+//! | `/v1/vector_stores` (create, list, retrieve, modify, delete, `/search`) | `vector_stores.rs` | `files:*` |
+//! | `/v1/vector_stores/{id}/files`, `/file_batches` | `vector_store_files.rs` | `files:*` |
+//! | `/v1/containers`, `/v1/containers/{id}/files` | `containers.rs` | `files:*` |
+//! | `POST /v1/embeddings` | `embeddings.rs` | `responses:write` |
 //! | `GET /v1/models` | `meta.rs` | `models:read` |
 //! | `GET /v1/mcp/servers` | `mcp.rs` | `models:read` |
 //! | `GET /health`, `GET /ready` | `meta.rs` | none |
 //! | `GET /metrics` (unless `[server.metrics] enabled = false`) | `metrics.rs` | none (`responses:read` with `require_key`) |
 //! | anything else | `fallback.rs` (404, 405) | |
 //!
-//! Scopes are decided in `guard/scopes.rs` (`responses:*`: read for `GET`,
-//! write otherwise).
+//! Scopes are decided in `guard/scopes.rs` (`responses:*` and `files:*`:
+//! read for `GET` and vector store search, write otherwise).
 //!
 //! # Where things are
 //!
@@ -48,13 +53,16 @@ pub mod config;
 pub mod error;
 mod guard;
 mod http;
+pub mod ingest;
 mod intake;
 mod item_list;
 pub mod lifecycle;
 mod listen;
 pub mod logging;
 pub mod metrics;
+mod multipart;
 pub mod request_context;
+pub mod resources;
 pub mod run;
 pub mod sse;
 mod state;
@@ -67,7 +75,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio_util::sync::CancellationToken;
 
-use http::{compact, conversations, create, fallback, mcp, meta, responses, ws};
+use http::{
+    compact, containers, conversations, create, embeddings, fallback, files, mcp, meta, responses,
+    vector_store_files, vector_stores, ws,
+};
 
 pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
@@ -80,6 +91,7 @@ pub use lifecycle::Lifecycle;
 pub use metrics::store::TimedStore;
 pub use metrics::Metrics;
 pub use request_context::{RequestContext, REQUEST_ID};
+pub use resources::{EmbeddingsUpstreams, IngestConfig, Resources};
 pub use run::inflight::{self, Inflight};
 pub use state::{AppState, McpDirectory};
 
@@ -112,6 +124,11 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))
+        .merge(files::routes(&state))
+        .merge(vector_stores::routes())
+        .merge(vector_store_files::routes())
+        .merge(containers::routes(&state))
+        .merge(embeddings::routes())
         .method_not_allowed_fallback(fallback::method_not_allowed);
     let mut root = Router::new()
         .nest("/v1", api)
@@ -154,7 +171,13 @@ pub async fn serve(
             keeper.clone(),
         ));
     }
-    let _stop_keeper = keeper.drop_guard();
+    // Ingestion stops claiming once the server stops accepting, then
+    // drains (see `ingest.rs`) before `serve` returns.
+    let ingestion = state.resources.clone().map(|resources| {
+        let replica = state.background.replica.clone();
+        tokio::spawn(ingest::run(resources, replica, keeper.clone()))
+    });
+    let _stop_keeper = keeper.clone().drop_guard();
     // Background runs are not cancelled by the drain: what is still running
     // after the grace period is left to the next process (lease recovery).
     let drained = lifecycle::drain(
@@ -167,6 +190,10 @@ pub async fn serve(
     let upkeep = state.metrics.spawn_upkeep();
     let app = router(state);
     listen::accept_loop(listener, app, limits, drained).await;
+    keeper.cancel();
+    if let Some(task) = ingestion {
+        let _ = task.await;
+    }
     if let Some(task) = upkeep {
         task.abort();
     }

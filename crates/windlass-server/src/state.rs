@@ -11,6 +11,7 @@ use crate::guard::keys::{KeyError, KeyRing};
 use crate::guard::quota::InProcessQuota;
 use crate::lifecycle::Lifecycle;
 use crate::metrics::Metrics;
+use crate::resources::Resources;
 use crate::run::background::Background;
 use crate::run::inflight::Inflight;
 
@@ -47,6 +48,9 @@ pub struct AppState {
     pub quota: Arc<dyn QuotaCounter>,
     /// Draining after a shutdown signal: not ready, new requests refused.
     pub lifecycle: Lifecycle,
+    /// Files, vector stores, containers, embeddings; `None`: their routes
+    /// answer 404 and no ingestion worker runs.
+    pub resources: Option<Arc<Resources>>,
 }
 
 impl AppState {
@@ -65,6 +69,7 @@ impl AppState {
             background,
             quota: Arc::new(InProcessQuota::new()),
             lifecycle: Lifecycle::default(),
+            resources: None,
         }
     }
 
@@ -98,6 +103,13 @@ impl AppState {
     /// engine's, so a final save replaces the live row).
     pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
         self.runs = Some(runs);
+        self
+    }
+
+    /// Serves the resource routes over `resources`; `serve` runs their
+    /// ingestion worker.
+    pub fn with_resources(mut self, resources: Resources) -> Self {
+        self.resources = Some(Arc::new(resources));
         self
     }
 
