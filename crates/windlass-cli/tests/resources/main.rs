@@ -8,6 +8,7 @@ mod containers;
 mod embeddings;
 mod fake_embed;
 mod files;
+mod measure;
 mod replicas;
 mod restart;
 mod support;

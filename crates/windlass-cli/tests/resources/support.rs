@@ -75,6 +75,9 @@ impl Server {
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
+        windlass_providers::install_crypto_provider();
+        // Built before the child exists, so nothing below can leak it.
+        let client = reqwest::Client::new();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_windlass"));
         cmd.args(["serve", "--db", db])
             .args(["--listen", &format!("127.0.0.1:{port}")])
@@ -91,7 +94,7 @@ impl Server {
         let mut server = Server {
             child,
             base: format!("http://127.0.0.1:{port}"),
-            client: reqwest::Client::new(),
+            client,
             key: "sk-none".to_owned(),
         };
         for _ in 0..400 {
@@ -124,6 +127,10 @@ impl Server {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// SIGKILL: no drain, nothing finished.

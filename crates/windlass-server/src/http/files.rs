@@ -122,8 +122,11 @@ fn missing(field: &str) -> ApiError {
 #[serde(deny_unknown_fields)]
 struct ListQuery {
     purpose: Option<String>,
-    #[serde(flatten)]
-    page: PageQuery,
+    // Listed field by field: `flatten` cannot read numbers from a query.
+    after: Option<String>,
+    before: Option<String>,
+    limit: Option<usize>,
+    order: Option<String>,
 }
 
 async fn list(
@@ -133,6 +136,12 @@ async fn list(
 ) -> Result<Json<ListPage<FileObject>>, ApiError> {
     let res = resources(&app)?;
     let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
+    let page = PageQuery {
+        after: query.after,
+        before: query.before,
+        limit: query.limit,
+        order: query.order,
+    };
     let purpose = match query.purpose.as_deref() {
         None => None,
         Some(p) => Some(
@@ -142,7 +151,7 @@ async fn list(
     };
     let page = res
         .files
-        .list_files(tenant.as_str(), purpose, &query.page.request(MAX_LIST)?)
+        .list_files(tenant.as_str(), purpose, &page.request(MAX_LIST)?)
         .await
         .map_err(cursor_error)?;
     Ok(Json(ListPage::new(page.data, page.has_more, |f| &f.id)))

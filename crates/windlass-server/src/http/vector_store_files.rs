@@ -132,8 +132,11 @@ async fn attach(
 #[serde(deny_unknown_fields)]
 struct FilesQuery {
     filter: Option<String>,
-    #[serde(flatten)]
-    page: PageQuery,
+    // Listed field by field: `flatten` cannot read numbers from a query.
+    after: Option<String>,
+    before: Option<String>,
+    limit: Option<usize>,
+    order: Option<String>,
 }
 
 impl FilesQuery {
@@ -161,9 +164,15 @@ async fn list_files(
     let res = resources(app)?;
     let Query(query) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
     let filter = query.filter(batch_id)?;
+    let page = PageQuery {
+        after: query.after,
+        before: query.before,
+        limit: query.limit,
+        order: query.order,
+    };
     let page = res
         .vector_stores
-        .list_vector_store_files(tenant.as_str(), id, &filter, &query.page.request(100)?)
+        .list_vector_store_files(tenant.as_str(), id, &filter, &page.request(100)?)
         .await
         .map_err(cursor_error)?
         .ok_or_else(|| store_not_found(id))?;
