@@ -134,11 +134,12 @@ pub fn embedder(
             upstream: u.name.clone(),
         });
     }
-    let client =
-        EmbeddingsClient::new(u.provider.clone(), name).map_err(|error| ResourcesError::Client {
+    let client = EmbeddingsClient::new(u.provider.clone(), name).map_err(|error| {
+        ResourcesError::Client {
             name: u.name.clone(),
             error,
-        })?;
+        }
+    })?;
     Ok(Arc::new(client))
 }
 
@@ -163,15 +164,16 @@ impl UpstreamEmbeddings {
     ) -> Result<Self, ResourcesError> {
         let mut clients = Vec::with_capacity(upstreams.len());
         for u in upstreams {
-            let client = match serves_embeddings(u.kind) {
-                true => Some(EmbeddingsClient::new(u.provider.clone(), "").map_err(|error| {
-                    ResourcesError::Client {
-                        name: u.name.clone(),
-                        error,
-                    }
-                })?),
-                false => None,
-            };
+            let client =
+                match serves_embeddings(u.kind) {
+                    true => Some(EmbeddingsClient::new(u.provider.clone(), "").map_err(
+                        |error| ResourcesError::Client {
+                            name: u.name.clone(),
+                            error,
+                        },
+                    )?),
+                    false => None,
+                };
             clients.push((u.name.clone(), client));
         }
         Ok(UpstreamEmbeddings { router, clients })

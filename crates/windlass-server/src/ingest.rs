@@ -43,7 +43,15 @@ pub async fn run(res: Arc<Resources>, replica: String, stop: CancellationToken) 
     let mut expiry = tokio::time::interval(CONTAINER_EXPIRY_EVERY);
     loop {
         if running.len() < slots {
-            claim(&res, &ingestor, &worker, lease_secs, slots - running.len(), &mut running).await;
+            claim(
+                &res,
+                &ingestor,
+                &worker,
+                lease_secs,
+                slots - running.len(),
+                &mut running,
+            )
+            .await;
         }
         tokio::select! {
             _ = stop.cancelled() => break,
@@ -101,7 +109,9 @@ async fn ingest_one(ingestor: &Ingestor, job: IngestionJob) {
         }
         // The store failed: the file stays `in_progress` and is claimed
         // again when the lease ends.
-        Err(e) => tracing::warn!(vector_store = %store, file = %file, error = %e, "cannot write ingestion outcome"),
+        Err(e) => {
+            tracing::warn!(vector_store = %store, file = %file, error = %e, "cannot write ingestion outcome")
+        }
     }
 }
 

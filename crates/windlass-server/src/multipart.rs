@@ -44,8 +44,11 @@ pub(crate) fn multipart_error(e: axum::extract::multipart::MultipartError) -> Ap
         )
         .code("request_too_large");
     }
-    ApiError::invalid(format!("The multipart body is malformed: {}", e.body_text()))
-        .code("invalid_multipart")
+    ApiError::invalid(format!(
+        "The multipart body is malformed: {}",
+        e.body_text()
+    ))
+    .code("invalid_multipart")
 }
 
 /// Raw bytes with the file's name for a browser's or SDK's save.
@@ -68,4 +71,3 @@ pub(crate) fn download(filename: &str, bytes: Vec<u8>) -> Response {
     }
     resp
 }
-

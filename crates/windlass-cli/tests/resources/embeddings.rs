@@ -39,7 +39,10 @@ async fn embeddings_are_routed_by_model() {
     let server = Server::start(&db, Some(&cfg)).await;
     let me = server.me();
     let (status, got) = me
-        .post("/v1/embeddings", &json!({"model": "embed", "input": ["a cat", "a dog"]}))
+        .post(
+            "/v1/embeddings",
+            &json!({"model": "embed", "input": ["a cat", "a dog"]}),
+        )
         .await;
     assert_eq!(status, 200, "{got}");
     assert_eq!(got["object"], "list");
@@ -47,8 +50,16 @@ async fn embeddings_are_routed_by_model() {
     assert_eq!(data.len(), 2);
     assert_eq!(data[1]["index"], 1);
     assert!(data[0]["embedding"].as_array().unwrap().len() >= 32);
-    let (status, one) = me.post("/v1/embeddings", &json!({"model": "embed", "input": "hello"})).await;
-    assert_eq!((status, one["data"].as_array().map(Vec::len)), (200, Some(1)));
+    let (status, one) = me
+        .post(
+            "/v1/embeddings",
+            &json!({"model": "embed", "input": "hello"}),
+        )
+        .await;
+    assert_eq!(
+        (status, one["data"].as_array().map(Vec::len)),
+        (200, Some(1))
+    );
 
     let cases: [(Value, u16, &str); 4] = [
         (json!({"model": "nope", "input": "x"}), 404, "model"),
@@ -74,12 +85,20 @@ async fn a_store_created_with_an_embedding_model_is_searched_hybrid() {
         let server = Server::start(&db, Some(&cfg)).await;
         let me = server.me();
         let a = me
-            .upload_file("pets.txt", b"Our office cat Biscuit sleeps on the warm radiator all afternoon.")
+            .upload_file(
+                "pets.txt",
+                b"Our office cat Biscuit sleeps on the warm radiator all afternoon.",
+            )
             .await;
         let b = me
-            .upload_file("money.txt", b"Refunds are paid to the original card within thirty days.")
+            .upload_file(
+                "money.txt",
+                b"Refunds are paid to the original card within thirty days.",
+            )
             .await;
-        let (status, store) = me.post("/v1/vector_stores", &json!({"file_ids": [a, b]})).await;
+        let (status, store) = me
+            .post("/v1/vector_stores", &json!({"file_ids": [a, b]}))
+            .await;
         assert_eq!(status, 200, "{store}");
         assert_eq!(store["search_mode"], "hybrid");
         assert_eq!(store["embedding_model"], model.as_str());
@@ -88,12 +107,17 @@ async fn a_store_created_with_an_embedding_model_is_searched_hybrid() {
             assert_eq!(me.settled(vs, f).await["status"], "completed");
         }
         let (status, found) = me
-            .post(&format!("/v1/vector_stores/{vs}/search"), &json!({"query": "where does the cat sleep?"}))
+            .post(
+                &format!("/v1/vector_stores/{vs}/search"),
+                &json!({"query": "where does the cat sleep?"}),
+            )
             .await;
         assert_eq!(status, 200, "{found}");
         assert_eq!(found["data"][0]["filename"], "pets.txt");
         let weights = json!({"query": "refund card", "ranking_options": {"hybrid_search": {"embedding_weight": 1.0, "text_weight": 0.0}}});
-        let (status, found) = me.post(&format!("/v1/vector_stores/{vs}/search"), &weights).await;
+        let (status, found) = me
+            .post(&format!("/v1/vector_stores/{vs}/search"), &weights)
+            .await;
         assert_eq!(status, 200, "{found}");
         assert_eq!(found["data"][0]["filename"], "money.txt");
     }

@@ -15,7 +15,10 @@ async fn files_are_uploaded_listed_read_and_deleted() {
         let (status, b) = me
             .upload(
                 "/v1/files",
-                &[Part::text("purpose", "user_data"), Part::file("file", "b.md", b"# beta")],
+                &[
+                    Part::text("purpose", "user_data"),
+                    Part::file("file", "b.md", b"# beta"),
+                ],
             )
             .await;
         assert_eq!(status, 200, "{b}");
@@ -33,13 +36,19 @@ async fn files_are_uploaded_listed_read_and_deleted() {
         let (_, user) = me.get("/v1/files?purpose=user_data").await;
         assert_eq!(ids_of(&user), [b.clone()]);
         let (_, first) = me.get("/v1/files?order=asc&limit=1").await;
-        assert_eq!((ids_of(&first), &first["has_more"]), (vec![a.clone()], &Value::Bool(true)));
+        assert_eq!(
+            (ids_of(&first), &first["has_more"]),
+            (vec![a.clone()], &Value::Bool(true))
+        );
         let (_, next) = me
             .get(&format!("/v1/files?order=asc&limit=1&after={a}"))
             .await;
         assert_eq!(ids_of(&next), [b.clone()]);
         let (status, bad) = me.get("/v1/files?after=file-nope").await;
-        assert_eq!((status, &bad["error"]["param"]), (400, &Value::from("after")));
+        assert_eq!(
+            (status, &bad["error"]["param"]),
+            (400, &Value::from("after"))
+        );
         let (status, _) = me.get("/v1/files?limit=0").await;
         assert_eq!(status, 400);
 
@@ -82,15 +91,48 @@ async fn bad_uploads_are_refused_and_store_nothing() {
         let me = server.me();
         let big = vec![b'x'; 2000];
         let cases: Vec<(Vec<Part>, u16, &str)> = vec![
-            (vec![Part::text("purpose", "assistants"), Part::file("file", "big.txt", &big)], 413, "file_too_large"),
-            (vec![Part::file("file", "a.txt", b"a")], 400, "missing_required_parameter"),
-            (vec![Part::text("purpose", "vacation"), Part::file("file", "a.txt", b"a")], 400, "invalid_value"),
-            (vec![Part::text("purpose", "assistants")], 400, "missing_required_parameter"),
-            (vec![Part::text("purpose", "assistants"), Part::text("colour", "red")], 400, "unknown_parameter"),
+            (
+                vec![
+                    Part::text("purpose", "assistants"),
+                    Part::file("file", "big.txt", &big),
+                ],
+                413,
+                "file_too_large",
+            ),
+            (
+                vec![Part::file("file", "a.txt", b"a")],
+                400,
+                "missing_required_parameter",
+            ),
+            (
+                vec![
+                    Part::text("purpose", "vacation"),
+                    Part::file("file", "a.txt", b"a"),
+                ],
+                400,
+                "invalid_value",
+            ),
+            (
+                vec![Part::text("purpose", "assistants")],
+                400,
+                "missing_required_parameter",
+            ),
+            (
+                vec![
+                    Part::text("purpose", "assistants"),
+                    Part::text("colour", "red"),
+                ],
+                400,
+                "unknown_parameter",
+            ),
         ];
         for (fields, want, code) in cases {
             let (status, err) = me.upload("/v1/files", &fields).await;
-            assert_eq!((status, err["error"]["code"].as_str()), (want, Some(code)), "{err}");
+            assert_eq!(
+                (status, err["error"]["code"].as_str()),
+                (want, Some(code)),
+                "{err}"
+            );
         }
         // A body cut before its closing boundary, and one with no boundary.
         let (boundary, body) = multipart(&[Part::text("purpose", "assistants")]);
@@ -113,13 +155,18 @@ async fn bad_uploads_are_refused_and_store_nothing() {
             assert_eq!(err["error"]["code"], "invalid_multipart", "{err}");
         }
         // JSON is not an upload.
-        let (status, err) = me.post("/v1/files", &serde_json::json!({"purpose": "assistants"})).await;
+        let (status, err) = me
+            .post("/v1/files", &serde_json::json!({"purpose": "assistants"}))
+            .await;
         assert_eq!(status, 400, "{err}");
         // Nothing was stored; the server still serves.
         let (status, list) = me.get("/v1/files").await;
         assert_eq!(status, 200);
         assert_eq!(list["data"], serde_json::json!([]));
-        assert!(me.upload_file("ok.txt", &big[..900]).await.starts_with("file-"));
+        assert!(me
+            .upload_file("ok.txt", &big[..900])
+            .await
+            .starts_with("file-"));
     }
 }
 
@@ -149,7 +196,12 @@ async fn a_web_page_cannot_upload_to_a_keyless_local_gateway() {
         }
         req
     };
-    for (origin, auth) in [(Some("https://evil.example"), false), (None, false), (Some("https://evil.example"), true), (Some("null"), false)] {
+    for (origin, auth) in [
+        (Some("https://evil.example"), false),
+        (None, false),
+        (Some("https://evil.example"), true),
+        (Some("null"), false),
+    ] {
         let resp = browser(origin, auth).send().await.unwrap();
         assert_eq!(resp.status().as_u16(), 403, "{origin:?} {auth}");
         let err: Value = resp.json().await.unwrap();
@@ -220,11 +272,23 @@ async fn another_tenants_file_is_an_unknown_id_and_scopes_hold() {
         // cannot touch files.
         let reader = server.as_key("sk-reader");
         let (status, list) = reader.get("/v1/files").await;
-        assert_eq!((status, list["data"].as_array().map(Vec::len)), (200, Some(1)));
+        assert_eq!(
+            (status, list["data"].as_array().map(Vec::len)),
+            (200, Some(1))
+        );
         let (status, err) = reader
-            .upload("/v1/files", &[Part::text("purpose", "assistants"), Part::file("file", "x", b"x")])
+            .upload(
+                "/v1/files",
+                &[
+                    Part::text("purpose", "assistants"),
+                    Part::file("file", "x", b"x"),
+                ],
+            )
             .await;
-        assert_eq!((status, err["error"]["code"].as_str()), (403, Some("insufficient_permissions")));
+        assert_eq!(
+            (status, err["error"]["code"].as_str()),
+            (403, Some("insufficient_permissions"))
+        );
         let (status, _) = reader.delete(&format!("/v1/files/{id}")).await;
         assert_eq!(status, 403);
         let (status, _) = server.as_key("sk-chat").get("/v1/files").await;

@@ -35,7 +35,9 @@ fn text(mb: usize) -> Vec<u8> {
     let mut seed = 7u64;
     while out.len() < mb << 20 {
         for _ in 0..14 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             out.extend_from_slice(WORDS[(seed >> 33) as usize % WORDS.len()].as_bytes());
             out.push(b' ');
         }
@@ -50,11 +52,15 @@ async fn ingest(server: &Server, name: &str, bytes: &[u8]) -> (Duration, Duratio
     let started = Instant::now();
     let file = me.upload_file(name, bytes).await;
     let uploaded = started.elapsed();
-    let (_, store) = me.post("/v1/vector_stores", &json!({"file_ids": [file]})).await;
+    let (_, store) = me
+        .post("/v1/vector_stores", &json!({"file_ids": [file]}))
+        .await;
     let vs = store["id"].as_str().expect("store").to_owned();
     let t = Instant::now();
     loop {
-        let (_, f) = me.get(&format!("/v1/vector_stores/{vs}/files/{file}")).await;
+        let (_, f) = me
+            .get(&format!("/v1/vector_stores/{vs}/files/{file}"))
+            .await;
         if f["status"] != "in_progress" {
             assert_eq!(f["status"], "completed", "{f}");
             break;
@@ -73,7 +79,11 @@ async fn measure_ingestion() {
         .unwrap_or(50);
     let bytes = text(mb);
     for db in databases().await {
-        let backend = if db.starts_with("postgres") { "postgres" } else { "sqlite" };
+        let backend = if db.starts_with("postgres") {
+            "postgres"
+        } else {
+            "sqlite"
+        };
         let server = Server::start(&db, None).await;
         let (upload, ingest_time, _, _) = ingest(&server, "big.txt", &bytes).await;
         eprintln!(
@@ -84,8 +94,11 @@ async fn measure_ingestion() {
         let Ok(embed) = std::env::var("WINDLASS_TEST_EMBED") else {
             continue;
         };
-        let model = std::env::var("WINDLASS_TEST_EMBED_MODEL").unwrap_or_else(|_| "all-minilm-l6-v2".into());
-        let cfg = config(&format!("[upstream]\nurl = \"{embed}\"\n[retrieval]\nembedding_model = \"{model}\"\n"));
+        let model = std::env::var("WINDLASS_TEST_EMBED_MODEL")
+            .unwrap_or_else(|_| "all-minilm-l6-v2".into());
+        let cfg = config(&format!(
+            "[upstream]\nurl = \"{embed}\"\n[retrieval]\nembedding_model = \"{model}\"\n"
+        ));
         drop(server);
         let server = Server::start(&db, Some(&cfg)).await;
         let small = text(1);

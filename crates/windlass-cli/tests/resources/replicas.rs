@@ -15,10 +15,16 @@ async fn upload_on_one_replica_search_on_the_other() {
     let (a, b) = tokio::join!(Server::start(&db, None), Server::start(&db, None));
     let (on_a, on_b) = (a.me(), b.me());
     let file = on_a
-        .upload_file("handbook.md", b"# Handbook\n\nThe lighthouse keeper winds the clock every Sunday.\n")
+        .upload_file(
+            "handbook.md",
+            b"# Handbook\n\nThe lighthouse keeper winds the clock every Sunday.\n",
+        )
         .await;
     let (status, store) = on_a
-        .post("/v1/vector_stores", &json!({"name": "shared", "file_ids": [file]}))
+        .post(
+            "/v1/vector_stores",
+            &json!({"name": "shared", "file_ids": [file]}),
+        )
         .await;
     assert_eq!(status, 200, "{store}");
     let vs = store["id"].as_str().unwrap();
@@ -29,16 +35,24 @@ async fn upload_on_one_replica_search_on_the_other() {
     let (_, bytes) = on_b.get_bytes(&format!("/v1/files/{file}/content")).await;
     assert!(String::from_utf8_lossy(&bytes).contains("lighthouse keeper"));
     let (status, found) = on_b
-        .post(&format!("/v1/vector_stores/{vs}/search"), &json!({"query": "who winds the clock?"}))
+        .post(
+            &format!("/v1/vector_stores/{vs}/search"),
+            &json!({"query": "who winds the clock?"}),
+        )
         .await;
     assert_eq!(status, 200, "{found}");
     assert_eq!(found["data"][0]["file_id"], file.as_str());
     // And a store made on B is searched on A.
-    let (_, other) = on_b.post("/v1/vector_stores", &json!({"file_ids": [file]})).await;
+    let (_, other) = on_b
+        .post("/v1/vector_stores", &json!({"file_ids": [file]}))
+        .await;
     let other = other["id"].as_str().unwrap();
     on_a.settled(other, &file).await;
     let (_, found) = on_a
-        .post(&format!("/v1/vector_stores/{other}/search"), &json!({"query": "lighthouse"}))
+        .post(
+            &format!("/v1/vector_stores/{other}/search"),
+            &json!({"query": "lighthouse"}),
+        )
         .await;
     assert_eq!(found["data"][0]["filename"], "handbook.md");
 }

@@ -23,10 +23,16 @@ fn settings(embed: &FakeEmbed) -> std::path::PathBuf {
 /// Uploads three files into a new store; the store and file ids.
 async fn three_files(me: &As<'_>) -> (String, Vec<String>) {
     let mut files = Vec::new();
-    for (name, text) in [("a.txt", "alpha apples"), ("b.txt", "beta bananas"), ("c.txt", "gamma grapes")] {
+    for (name, text) in [
+        ("a.txt", "alpha apples"),
+        ("b.txt", "beta bananas"),
+        ("c.txt", "gamma grapes"),
+    ] {
         files.push(me.upload_file(name, text.as_bytes()).await);
     }
-    let (status, store) = me.post("/v1/vector_stores", &json!({"file_ids": files})).await;
+    let (status, store) = me
+        .post("/v1/vector_stores", &json!({"file_ids": files}))
+        .await;
     assert_eq!(status, 200, "{store}");
     (store["id"].as_str().unwrap().to_owned(), files)
 }
@@ -46,7 +52,9 @@ async fn assert_in_progress_without_chunks(me: &As<'_>, vs: &str, files: &[Strin
     for f in files {
         let (_, file) = me.get(&format!("/v1/vector_stores/{vs}/files/{f}")).await;
         assert_eq!(file["status"], "in_progress", "{file}");
-        let (_, chunks) = me.get(&format!("/v1/vector_stores/{vs}/files/{f}/content")).await;
+        let (_, chunks) = me
+            .get(&format!("/v1/vector_stores/{vs}/files/{f}/content"))
+            .await;
         assert_eq!(chunks["data"], json!([]), "half-indexed: {chunks}");
     }
 }

@@ -212,7 +212,10 @@ impl As<'_> {
         let (status, file) = self
             .upload(
                 "/v1/files",
-                &[Part::text("purpose", "assistants"), Part::file("file", name, bytes)],
+                &[
+                    Part::text("purpose", "assistants"),
+                    Part::file("file", name, bytes),
+                ],
             )
             .await;
         assert_eq!(status, 200, "{file}");

@@ -98,8 +98,16 @@ mod tests {
         let form = headers(&[("content-type", "multipart/form-data; boundary=x")]);
         let json = headers(&[("content-type", "application/json")]);
         assert!(is_upload(&Method::POST, "/v1/files", &form));
-        assert!(is_upload(&Method::POST, "/v1/containers/cntr_1/files", &form));
-        assert!(!is_upload(&Method::POST, "/v1/containers/cntr_1/files", &json));
+        assert!(is_upload(
+            &Method::POST,
+            "/v1/containers/cntr_1/files",
+            &form
+        ));
+        assert!(!is_upload(
+            &Method::POST,
+            "/v1/containers/cntr_1/files",
+            &json
+        ));
         assert!(!is_upload(&Method::POST, "/v1/responses", &form));
         assert!(!is_upload(&Method::POST, "/v1/containers//files", &form));
         assert!(!is_upload(&Method::POST, "/v1/containers/c/files/x", &form));

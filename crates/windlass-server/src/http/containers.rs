@@ -250,7 +250,11 @@ async fn create_file(
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("multipart/"));
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("multipart/")
+        });
     let (name, bytes) = if multipart {
         let form = Multipart::from_request(req, &app).await;
         uploaded(form, res.file_max_bytes).await?
@@ -268,8 +272,11 @@ async fn uploaded(
     max: u64,
 ) -> Result<(String, Vec<u8>), ApiError> {
     let mut form = form.map_err(|e| {
-        ApiError::invalid(format!("Expected a multipart/form-data body: {}", e.body_text()))
-            .code("invalid_multipart")
+        ApiError::invalid(format!(
+            "Expected a multipart/form-data body: {}",
+            e.body_text()
+        ))
+        .code("invalid_multipart")
     })?;
     let mut file = None;
     while let Some(field) = form.next_field().await.map_err(multipart_error)? {

@@ -35,7 +35,11 @@ async fn create(
         .ok_or_else(|| ApiError::not_found("Embeddings upstream", "(none configured)"))?;
     let req: EmbeddingRequest = parse_json(&body.map_err(body_error)?)?;
     check(&req)?;
-    upstreams.create(req).await.map(Json).map_err(upstream_error)
+    upstreams
+        .create(req)
+        .await
+        .map(Json)
+        .map_err(upstream_error)
 }
 
 fn check(req: &EmbeddingRequest) -> Result<(), ApiError> {
@@ -49,8 +53,9 @@ fn check(req: &EmbeddingRequest) -> Result<(), ApiError> {
         EmbeddingInput::TokenBatches(b) => (b.len(), b.is_empty() || b.iter().any(Vec::is_empty)),
     };
     if empty {
-        return Err(ApiError::invalid("input must not be empty or contain empty strings")
-            .param("input"));
+        return Err(
+            ApiError::invalid("input must not be empty or contain empty strings").param("input"),
+        );
     }
     if count > MAX_INPUTS {
         return Err(

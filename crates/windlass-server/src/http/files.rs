@@ -57,8 +57,11 @@ async fn upload(
 ) -> Result<Json<FileObject>, ApiError> {
     let res = resources(&app)?;
     let mut form = form.map_err(|e| {
-        ApiError::invalid(format!("Expected a multipart/form-data body: {}", e.body_text()))
-            .code("invalid_multipart")
+        ApiError::invalid(format!(
+            "Expected a multipart/form-data body: {}",
+            e.body_text()
+        ))
+        .code("invalid_multipart")
     })?;
     let (mut purpose, mut file) = (None, None);
     while let Some(field) = form.next_field().await.map_err(multipart_error)? {
@@ -144,10 +147,9 @@ async fn list(
     };
     let purpose = match query.purpose.as_deref() {
         None => None,
-        Some(p) => Some(
-            FilePurpose::parse(p)
-                .ok_or_else(|| ApiError::invalid(format!("Unknown purpose '{p}'.")).param("purpose"))?,
-        ),
+        Some(p) => Some(FilePurpose::parse(p).ok_or_else(|| {
+            ApiError::invalid(format!("Unknown purpose '{p}'.")).param("purpose")
+        })?),
     };
     let page = res
         .files

@@ -227,7 +227,10 @@ async fn detach(
         .detach_file(tenant.as_str(), &id, &file_id)
         .await?
     {
-        true => Ok(Json(Deleted::new(file_id, OBJECT_VECTOR_STORE_FILE_DELETED))),
+        true => Ok(Json(Deleted::new(
+            file_id,
+            OBJECT_VECTOR_STORE_FILE_DELETED,
+        ))),
         false => Err(file_not_found(&file_id)),
     }
 }

@@ -88,14 +88,18 @@ async fn create(
     let metadata = req.metadata.unwrap_or_default();
     check_metadata(&metadata)?;
     check_expiry(req.expires_after.as_ref())?;
-    let strategy = req.chunking_strategy.unwrap_or(windlass_protocol::ChunkingStrategy::Auto);
+    let strategy = req
+        .chunking_strategy
+        .unwrap_or(windlass_protocol::ChunkingStrategy::Auto);
     strategy
         .check()
         .map_err(|m| ApiError::invalid(m).param("chunking_strategy"))?;
     let file_ids = req.file_ids.unwrap_or_default();
     if file_ids.len() > MAX_FILE_IDS {
-        return Err(ApiError::invalid(format!("At most {MAX_FILE_IDS} file_ids are allowed."))
-            .param("file_ids"));
+        return Err(
+            ApiError::invalid(format!("At most {MAX_FILE_IDS} file_ids are allowed."))
+                .param("file_ids"),
+        );
     }
     // Every file must exist before anything is written.
     for id in &file_ids {
@@ -111,7 +115,10 @@ async fn create(
         expires_after: req.expires_after,
         embedding_model: res.embedding_model(),
     };
-    let mut store = res.vector_stores.create_vector_store(tenant.as_str(), &new).await?;
+    let mut store = res
+        .vector_stores
+        .create_vector_store(tenant.as_str(), &new)
+        .await?;
     if !file_ids.is_empty() {
         let chunking = strategy.resolve();
         let files: Vec<_> = file_ids
@@ -128,11 +135,17 @@ async fn create(
             .await?;
         if let Attached::UnknownFile(id) = attached {
             // Deleted meanwhile: undo the store, nothing half-made.
-            res.vector_stores.delete_vector_store(tenant.as_str(), &new.id).await?;
+            res.vector_stores
+                .delete_vector_store(tenant.as_str(), &new.id)
+                .await?;
             return Err(ApiError::not_found("File", &id).param("file_ids"));
         }
         res.wake_ingestion();
-        if let Some(s) = res.vector_stores.get_vector_store(tenant.as_str(), &new.id).await? {
+        if let Some(s) = res
+            .vector_stores
+            .get_vector_store(tenant.as_str(), &new.id)
+            .await?
+        {
             store = s;
         }
     }
@@ -219,7 +232,11 @@ async fn search(
 ) -> Result<Json<SearchResultsPage>, ApiError> {
     let res = resources(&app)?;
     let req: SearchRequest = parse_json(&body.map_err(body_error)?)?;
-    let Some(store) = res.vector_stores.get_vector_store(tenant.as_str(), &id).await? else {
+    let Some(store) = res
+        .vector_stores
+        .get_vector_store(tenant.as_str(), &id)
+        .await?
+    else {
         return Err(not_found(&id));
     };
     if store.status == VectorStoreStatus::Expired {
