@@ -34,7 +34,7 @@ async fn files_are_uploaded_listed_read_and_deleted() {
         let ids: Vec<&str> = ids(&all);
         assert_eq!(ids, [c.as_str(), b.as_str(), a.as_str()], "newest first");
         let (_, user) = me.get("/v1/files?purpose=user_data").await;
-        assert_eq!(ids_of(&user), [b.clone()]);
+        assert_eq!(ids_of(&user), vec![b.as_str()]);
         let (_, first) = me.get("/v1/files?order=asc&limit=1").await;
         assert_eq!(
             (ids_of(&first), &first["has_more"]),
@@ -43,7 +43,7 @@ async fn files_are_uploaded_listed_read_and_deleted() {
         let (_, next) = me
             .get(&format!("/v1/files?order=asc&limit=1&after={a}"))
             .await;
-        assert_eq!(ids_of(&next), [b.clone()]);
+        assert_eq!(ids_of(&next), vec![b.as_str()]);
         let (status, bad) = me.get("/v1/files?after=file-nope").await;
         assert_eq!(
             (status, &bad["error"]["param"]),
