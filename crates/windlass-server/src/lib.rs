@@ -45,6 +45,10 @@
 //!   (`launch.rs`), the running responses (`inflight.rs`), a stream's event
 //!   log (`log.rs`), background runs, their recovery and stream resume.
 //! - `sse/`: the SSE body and its keep-alives; `metrics/`: Prometheus.
+//! - `resources.rs`: [`Resources`] (files, vector stores, containers,
+//!   embeddings) and what their routes share; `multipart.rs`: upload bodies
+//!   and downloads; `ingest.rs`: the background ingestion worker `serve`
+//!   runs when resources are wired.
 //! - `state.rs`: [`AppState`]; `config.rs`: [`ServerConfig`]; `listen.rs`
 //!   and `lifecycle.rs`: the accept loop and graceful shutdown.
 
