@@ -55,7 +55,10 @@ mod tests {
         for len in [1usize, 7, 31, 32, 33] {
             let total = len + padding(len).len();
             let bucketed = len.div_ceil(BUCKET).max(1) * BUCKET;
-            assert!(total >= bucketed && total <= bucketed + BUCKET + EXTRA, "{len}: {total}");
+            assert!(
+                total >= bucketed && total <= bucketed + BUCKET + EXTRA,
+                "{len}: {total}"
+            );
         }
         assert!(is_delta_event("response.output_text.delta"));
         assert!(!is_delta_event("response.completed"));

@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use crate::apply_patch::ApplyPatchTool;
 use crate::client_tools::{CustomTool, NamespaceTool};
-use crate::file_search::FileSearchTool;
 use crate::code_interpreter::CodeInterpreterTool;
 use crate::computer::ComputerUsePreviewTool;
+use crate::file_search::FileSearchTool;
 use crate::image_generation::ImageGenerationTool;
 use crate::mcp::McpTool;
 use crate::open_enum::open_enum;

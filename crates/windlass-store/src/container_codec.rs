@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 use windlass_engine::StoreError;
 use windlass_protocol::containers::{OBJECT_CONTAINER, OBJECT_CONTAINER_FILE};
-use windlass_protocol::{Container, ContainerFile, ContainerExpiresAfter, ContainerExpiryAnchor};
+use windlass_protocol::{Container, ContainerExpiresAfter, ContainerExpiryAnchor, ContainerFile};
 
 /// `status` of a usable container.
 pub(crate) const RUNNING: &str = "running";

@@ -25,9 +25,9 @@ mod memory_prompts;
 mod memory_runs;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod prompt_codec;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod retrieval;
-mod prompt_codec;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 

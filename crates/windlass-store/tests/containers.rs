@@ -11,8 +11,8 @@ use windlass_engine::{
     ContainerListRequest, ContainerStore, ExpiredContainer, SortOrder, StoreError,
 };
 use windlass_protocol::{
-    Container, ContainerFile, ContainerFileSource, ContainerStatus, ContainerExpiresAfter, ContainerExpiryAnchor,
-    MemoryLimit,
+    Container, ContainerExpiresAfter, ContainerExpiryAnchor, ContainerFile, ContainerFileSource,
+    ContainerStatus, MemoryLimit,
 };
 use windlass_store::{MemoryStore, SqliteStore};
 

@@ -4,9 +4,9 @@
 //! cannot honour.
 
 use crate::kinds_support::*;
-use windlass_testkit::scenario::*;
 use serde_json::json;
 use windlass_providers::UpstreamKind;
+use windlass_testkit::scenario::*;
 use windlass_testkit::Reply;
 
 #[tokio::test]
