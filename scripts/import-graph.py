@@ -51,7 +51,9 @@ LAYERS = {
             "windlass-retrieval",
         )
     },
-    "windlass-server": INNER | {"windlass-auth"},
+    # The server runs the ingestion worker and vector store search from the
+    # retrieval crate (a library over the engine's resource ports).
+    "windlass-server": INNER | {"windlass-auth", "windlass-retrieval"},
 }
 # Directories whose files may not import each other: (crate, dir, allowed).
 SIBLING_RULES = [("windlass-server", "src/http", {"mod.rs"})]

@@ -21,6 +21,7 @@ use crate::hosted::HostedFile;
 use windlass_tools::McpConfig;
 
 use crate::otlp::{OtlpFile, OtlpSettings};
+use crate::resources::{FilesFile, RetrievalFile};
 use crate::upstreams::{apply_timeouts, ResolvedUpstream, UpstreamEntry, UpstreamError};
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
@@ -122,6 +123,12 @@ pub struct FileConfig {
     /// Hosted tool types a request may carry although nothing serves them.
     #[serde(default)]
     pub hosted: HostedFile,
+    /// The Files API and container uploads (see `resources.rs`).
+    #[serde(default)]
+    pub files: FilesFile,
+    /// Vector stores: the embedding model and the ingestion worker.
+    #[serde(default)]
+    pub retrieval: RetrievalFile,
 }
 
 /// `[auth]`: identities besides the static keys.
@@ -218,6 +225,8 @@ pub struct Settings {
     pub code_interpreter: CodeInterpreterConfig,
     /// `[web_search]`: the backend of the `web_search` hosted tool.
     pub web_search: Option<WebSearchConfig>,
+    pub files: FilesFile,
+    pub retrieval: RetrievalFile,
 }
 
 /// The process environment, read once (tests pass their own).
@@ -438,6 +447,8 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         oidc: file.auth.oidc,
         code_interpreter: file.code_interpreter,
         web_search: file.web_search,
+        files: file.files,
+        retrieval: file.retrieval,
     })
 }
 

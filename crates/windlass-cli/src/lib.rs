@@ -18,6 +18,7 @@ pub mod hosted_tools;
 pub mod mcp_mount;
 pub mod mcp_stdio;
 pub mod otlp;
+pub mod resources;
 pub mod retention;
 pub mod run;
 pub mod serve;

@@ -43,6 +43,8 @@ pub enum ServeError {
     Hosted(#[from] crate::hosted_tools::HostedToolsError),
     #[error(transparent)]
     WebSearch(#[from] windlass_tools::hosted::web_search::WebSearchConfigError),
+    #[error(transparent)]
+    Resources(#[from] crate::resources::ResourcesError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -103,6 +105,13 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let notifier = crate::webhooks::notifier(&settings.webhooks)?;
     let metrics = Metrics::from_config(&settings.server.metrics);
     let opened = open_store(&settings.db, &settings.store, &settings.pg).await?;
+    let resources = crate::resources::wire(
+        &opened,
+        &settings.files,
+        &settings.retrieval,
+        &provider,
+        &settings.upstreams,
+    )?;
     if let Some(days) = settings.retention_days {
         crate::retention::spawn(opened.store.clone(), days);
     }
@@ -127,7 +136,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     )
     .await?;
     let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics)).executor(
-        crate::hosted::retrieval_executor(opened.vector_stores, None),
+        // The same embedder as the Vector stores API, so the tool searches
+        // hybrid wherever the stores were embedded.
+        crate::hosted::retrieval_executor(opened.vector_stores, resources.embedder.clone()),
     );
     if let Some(executor) = code_interpreter {
         builder = builder.executor(executor);
@@ -148,7 +159,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         .with_runs(opened.runs)
         .with_prompts(opened.prompts)
         .with_cancel_bus(opened.cancel_bus)
-        .with_metrics(metrics);
+        .with_metrics(metrics)
+        .with_resources(resources);
     if let Some(quota) = opened.quota {
         state = state.with_quota(quota);
     }

@@ -19,6 +19,11 @@
 //! | `POST /v1/responses/{id}/cancel` | `responses.rs` | `responses:write` |
 //! | `POST /v1/conversations`, `GET`/`POST`/`DELETE /v1/conversations/{id}` | `conversations.rs` | `responses:*` |
 //! | `GET`/`POST /v1/conversations/{id}/items`, `GET`/`DELETE …/items/{item_id}` | `conversations.rs` | `responses:*` |
+//! | `POST`/`GET /v1/files`, `GET`/`DELETE /v1/files/{id}`, `GET …/content` | `files.rs` | `files:*` |
+//! | `/v1/vector_stores` (create, list, retrieve, modify, delete, `/search`) | `vector_stores.rs` | `files:*` |
+//! | `/v1/vector_stores/{id}/files`, `/file_batches` | `vector_store_files.rs` | `files:*` |
+//! | `/v1/containers`, `/v1/containers/{id}/files` | `containers.rs` | `files:*` |
+//! | `POST /v1/embeddings` | `embeddings.rs` | `responses:write` |
 //! | `GET /v1/models` | `meta.rs` | `models:read` |
 //! | `GET /v1/mcp/servers` | `mcp.rs` | `models:read` |
 //! | `POST`/`GET`/`DELETE /mcp` (when the binary mounts it) | the binary's MCP endpoint | `responses:write` (`GET`: `responses:read`) |
@@ -27,8 +32,8 @@
 //! | `GET /metrics` (unless `[server.metrics] enabled = false`) | `metrics.rs` | none (`responses:read` with `require_key`) |
 //! | anything else | `fallback.rs` (404, 405) | |
 //!
-//! Scopes are decided in `guard/scopes.rs` (`responses:*`: read for `GET`,
-//! write otherwise).
+//! Scopes are decided in `guard/scopes.rs` (`responses:*` and `files:*`:
+//! read for `GET` and vector store search, write otherwise).
 //!
 //! # Where things are
 //!
@@ -47,6 +52,10 @@
 //!   (`launch.rs`), the running responses (`inflight.rs`), a stream's event
 //!   log (`log.rs`), background runs, their recovery and stream resume.
 //! - `sse/`: the SSE body and its keep-alives; `metrics/`: Prometheus.
+//! - `resources.rs`: [`Resources`] (files, vector stores, containers,
+//!   embeddings) and what their routes share; `multipart.rs`: upload bodies
+//!   and downloads; `ingest.rs`: the background ingestion worker `serve`
+//!   runs when resources are wired.
 //! - `state.rs`: [`AppState`]; `config.rs`: [`ServerConfig`]; `listen.rs`
 //!   and `lifecycle.rs`: the accept loop and graceful shutdown.
 
@@ -56,6 +65,7 @@ pub mod error;
 pub mod fd_caps;
 mod guard;
 mod http;
+pub mod ingest;
 mod intake;
 mod item_list;
 pub mod lifecycle;
@@ -64,7 +74,9 @@ pub mod logging;
 pub mod messages;
 pub mod metrics;
 mod prompting;
+mod multipart;
 pub mod request_context;
+pub mod resources;
 pub mod run;
 pub mod sse;
 mod state;
@@ -78,7 +90,8 @@ use axum::Router;
 use tokio_util::sync::CancellationToken;
 
 use http::{
-    compact, conversations, create, fallback, input_tokens, mcp, meta, prompts, responses, ws,
+    compact, containers, conversations, create, embeddings, fallback, files, input_tokens, mcp,
+    meta, prompts, responses, vector_store_files, vector_stores, ws,
 };
 
 pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
@@ -93,6 +106,7 @@ pub use lifecycle::Lifecycle;
 pub use metrics::store::TimedStore;
 pub use metrics::Metrics;
 pub use request_context::{RequestContext, REQUEST_ID};
+pub use resources::{EmbeddingsUpstreams, IngestConfig, Resources};
 pub use run::inflight::{self, Inflight};
 pub use run::notify::ResponseNotifier;
 pub use state::{AppState, McpDirectory};
@@ -136,6 +150,11 @@ pub fn router(state: AppState) -> Router {
         .route("/mcp/servers", get(mcp::list_servers))
         .route("/messages", post(messages::create_message))
         .route("/messages/count_tokens", post(messages::count_tokens))
+        .merge(files::routes(&state))
+        .merge(vector_stores::routes())
+        .merge(vector_store_files::routes())
+        .merge(containers::routes(&state))
+        .merge(embeddings::routes())
         .method_not_allowed_fallback(fallback::method_not_allowed);
     let mut root = Router::new()
         .nest("/v1", api)
@@ -182,7 +201,13 @@ pub async fn serve(
             keeper.clone(),
         ));
     }
-    let _stop_keeper = keeper.drop_guard();
+    // Ingestion stops claiming once the server stops accepting, then
+    // drains (see `ingest.rs`) before `serve` returns.
+    let ingestion = state.resources.clone().map(|resources| {
+        let replica = state.background.replica.clone();
+        tokio::spawn(ingest::run(resources, replica, keeper.clone()))
+    });
+    let _stop_keeper = keeper.clone().drop_guard();
     // Background runs are not cancelled by the drain: what is still running
     // after the grace period is left to the next process (lease recovery).
     let drained = lifecycle::drain(
@@ -195,6 +220,10 @@ pub async fn serve(
     let upkeep = state.metrics.spawn_upkeep();
     let app = router(state);
     listen::accept_loop(listener, app, limits, drained).await;
+    keeper.cancel();
+    if let Some(task) = ingestion {
+        let _ = task.await;
+    }
     if let Some(task) = upkeep {
         task.abort();
     }

@@ -11,6 +11,7 @@ use crate::guard::keys::{KeyError, KeyRing};
 use crate::guard::quota::InProcessQuota;
 use crate::lifecycle::Lifecycle;
 use crate::metrics::Metrics;
+use crate::resources::Resources;
 use crate::run::background::Background;
 use crate::run::inflight::Inflight;
 use crate::run::notify::ResponseNotifier;
@@ -58,6 +59,9 @@ pub struct AppState {
     /// Served at `/mcp` behind the key guard (the binary builds it: the
     /// gateway's MCP servers and built-ins as one governed MCP server).
     pub mcp_endpoint: Option<axum::Router>,
+    /// Files, vector stores, containers, embeddings; `None`: their routes
+    /// answer 404 and no ingestion worker runs.
+    pub resources: Option<Arc<Resources>>,
 }
 
 impl AppState {
@@ -80,6 +84,7 @@ impl AppState {
             notifier: None,
             jwt: None,
             mcp_endpoint: None,
+            resources: None,
         }
     }
 
@@ -140,6 +145,13 @@ impl AppState {
     /// Tells `notifier` about every background response that ends.
     pub fn with_notifier(mut self, notifier: Arc<dyn ResponseNotifier>) -> Self {
         self.notifier = Some(notifier);
+        self
+    }
+
+    /// Serves the resource routes over `resources`; `serve` runs their
+    /// ingestion worker.
+    pub fn with_resources(mut self, resources: Resources) -> Self {
+        self.resources = Some(Arc::new(resources));
         self
     }
 

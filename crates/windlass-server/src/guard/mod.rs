@@ -14,3 +14,4 @@ pub mod quota;
 pub(crate) mod quota_gate;
 pub mod scopes;
 pub mod tenant;
+pub(crate) mod upload;
