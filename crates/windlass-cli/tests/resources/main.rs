@@ -3,6 +3,7 @@
 //! ingestion across restarts and replicas. Every test runs on a SQLite
 //! file and, when `WINDLASS_TEST_PG` is set (`scripts/postgres.sh`), on
 //! Postgres too.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod containers;
 mod embeddings;
