@@ -358,6 +358,6 @@ mod tests {
         };
         assert_eq!(span(&cites[0]), "https://a.test/x");
         assert_eq!(span(&cites[1]), "https://b.test/");
-        assert!(citations("no links", &sources).is_empty());
+        assert!(url_citations("no links", &sources).is_empty());
     }
 }

@@ -7,6 +7,7 @@ mod compact;
 mod conversations;
 mod errors;
 mod hardening;
+mod hosted;
 mod kinds_support;
 mod meta;
 mod resume_keepalive;
