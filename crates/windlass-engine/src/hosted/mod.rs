@@ -27,7 +27,7 @@ use crate::ports::agent::tools::{HostedTool, ToolDefinition, ToolExecutor, ToolO
 /// What prepare makes of one hosted tool of the request.
 pub(crate) enum Declared {
     /// Offered to the model; an executor owns it.
-    Offered(ToolDefinition),
+    Offered(Box<ToolDefinition>),
     /// No executor, and the operator lets the gateway leave it out.
     Dropped,
 }
@@ -46,7 +46,7 @@ pub(crate) fn declare(
         tool: tool.clone(),
     });
     if executors.iter().any(|e| e.can_execute(&def)) {
-        return Ok(Declared::Offered(def));
+        return Ok(Declared::Offered(Box::new(def)));
     }
     if may_drop(drop_unserved, kind) {
         return Ok(Declared::Dropped);
@@ -92,7 +92,7 @@ pub fn definition(hosted: HostedTool) -> ToolDefinition {
         description: Some(description.to_owned()),
         parameters,
         strict: None,
-        origin: ToolOrigin::Hosted(hosted),
+        origin: ToolOrigin::Hosted(Box::new(hosted)),
     }
 }
 

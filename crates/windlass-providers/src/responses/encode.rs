@@ -129,16 +129,16 @@ fn body(req: &ModelRequest) -> Body<'_> {
         frequency_penalty: req.frequency_penalty,
         max_output_tokens: req.max_output_tokens,
         top_logprobs: req.top_logprobs.filter(|n| *n > 0 && req.logprobs),
-        text: (req.text_format.is_some() || req.verbosity.is_some()).then(|| TextOptions {
+        text: (req.text_format.is_some() || req.verbosity.is_some()).then_some(TextOptions {
             format: req.text_format.as_ref(),
             verbosity: req.verbosity,
         }),
-        reasoning: (req.reasoning_effort.is_some() || req.reasoning_summary.is_some()).then(|| {
+        reasoning: (req.reasoning_effort.is_some() || req.reasoning_summary.is_some()).then_some(
             ReasoningOptions {
                 effort: req.reasoning_effort,
                 summary: req.reasoning_summary,
-            }
-        }),
+            },
+        ),
         service_tier: req.service_tier.as_deref(),
         prompt_cache_key: req.prompt_cache_key.as_deref(),
         safety_identifier: req.safety_identifier.as_deref(),
