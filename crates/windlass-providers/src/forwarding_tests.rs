@@ -144,9 +144,12 @@ fn anthropic_maps_tier_user_and_effort() {
     assert_eq!(v["service_tier"], "standard_only");
 }
 
+/// A change to a request, and the parameter its refusal names.
+type Case = (fn(&mut ModelRequest), &'static str);
+
 #[test]
 fn anthropic_refuses_what_would_change_the_answer() {
-    let cases: [(fn(&mut ModelRequest), &str); 5] = [
+    let cases: [Case; 5] = [
         (|r| r.logprobs = true, "include"),
         (|r| r.top_logprobs = Some(1), "top_logprobs"),
         (|r| r.verbosity = Some(Verbosity::High), "text.verbosity"),
