@@ -169,7 +169,7 @@ fn hosted_context(
     let mut ctx = ctx.clone();
     if let Some(ToolOrigin::Hosted(tool)) = run.tools.get(&call.name).map(|d| &d.origin) {
         ctx.hosted = Some(HostedCall {
-            tool: tool.clone(),
+            tool: (**tool).clone(),
             item_id: call.call_id.clone(),
             progress: Progress::new(call.call_id.clone(), tx.clone()),
         });

@@ -29,7 +29,7 @@ use crate::ports::agent::tools::{HostedTool, ToolDefinition, ToolExecutor, ToolO
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Declared {
     /// Offered to the model; an executor owns it.
-    Offered(ToolDefinition),
+    Offered(Box<ToolDefinition>),
     /// No executor, and the operator lets the gateway leave it out.
     Dropped,
 }
@@ -48,7 +48,7 @@ pub(crate) fn declare(
         tool: tool.clone(),
     });
     if executors.iter().any(|e| e.can_execute(&def)) {
-        return Ok(Declared::Offered(def));
+        return Ok(Declared::Offered(Box::new(def)));
     }
     if may_drop(drop_unserved, kind) {
         return Ok(Declared::Dropped);
@@ -94,7 +94,7 @@ pub fn definition(hosted: HostedTool) -> ToolDefinition {
         description: Some(description.to_owned()),
         parameters,
         strict: None,
-        origin: ToolOrigin::Hosted(hosted),
+        origin: ToolOrigin::Hosted(Box::new(hosted)),
     }
 }
 

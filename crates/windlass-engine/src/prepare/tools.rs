@@ -108,7 +108,7 @@ fn declare_tools(
             match hosted::declare(tool, kind, i, executors, drop_unserved)? {
                 hosted::Declared::Offered(def) => {
                     client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}].type"))?;
-                    d.defs.push(def);
+                    d.defs.push(*def);
                 }
                 hosted::Declared::Dropped => d.dropped.push(tool.type_name().to_owned()),
             }

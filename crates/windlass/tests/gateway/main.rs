@@ -9,6 +9,7 @@ mod context_fit;
 mod conversations;
 mod errors;
 mod hardening;
+mod hosted;
 mod kinds_support;
 mod messages;
 mod meta;

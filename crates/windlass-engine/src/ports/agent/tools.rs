@@ -39,7 +39,7 @@ pub enum ToolOrigin {
     Builtin,
     /// A hosted tool type of the request (`file_search`, `web_search`,
     /// `code_interpreter`), offered to the model as a function.
-    Hosted(HostedTool),
+    Hosted(Box<HostedTool>),
 }
 
 /// A hosted tool of the request: its settings as the client sent them,
