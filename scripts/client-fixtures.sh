@@ -2,7 +2,8 @@
 # Installs the real OpenAI clients the tests drive against the `windlass`
 # binary (tests/python): the OpenAI Python SDK (with its `realtime` extra,
 # `websockets`, for WebSocket mode), the Agents SDK and Standard Webhooks'
-# reference library into .venv-test,
+# reference library and the Anthropic Python SDK (the Messages surface's
+# client) into .venv-test,
 # OpenAI's Codex CLI into .tools/codex. Pinned; idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ AGENTS=0.24.0
 # Standard Webhooks' reference library: verifies Windlass's webhook signatures.
 STANDARDWEBHOOKS=1.1.0
 CODEX=0.169.0
+# The official Anthropic Python SDK: drives /v1/messages (tests/python/test_messages_sdk.py).
+ANTHROPIC=2.10.0
 
 VENV=.venv-test
 if [ ! -x "$VENV/bin/python" ]; then
@@ -23,7 +26,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/pip" install -q --disable-pip-version-check \
   "openai[realtime]==$OPENAI" "openai-agents==$AGENTS" \
-  "standardwebhooks==$STANDARDWEBHOOKS" 'pytest>=8'
+  "standardwebhooks==$STANDARDWEBHOOKS" "anthropic==$ANTHROPIC" 'pytest>=8'
 
 CODEX_DIR=.tools/codex
 have=$(node -p "require('./$CODEX_DIR/node_modules/@openai/codex/package.json').version" 2>/dev/null || true)

@@ -14,7 +14,8 @@ A strongly connected component of more than two files is a circle: the
 script prints it, with the edges inside it, and exits 1. Two files that use
 each other (a module and its tests, a parent and one child) are allowed.
 
-One rule on top, for the server: a route file (`windlass-server/src/http/
+Two rules on top. The crates' own arrows: each crate's [dependencies] name
+only the Windlass crates LAYERS allows (arrows point inward). And, for the server: a route file (`windlass-server/src/http/
 <x>.rs`) never imports another route file; what two routes share belongs in
 `intake.rs`, `run/`, `guard/` or a small shared module (a route that borrows
 a sibling's helpers is how the server's rooms grew circles before).
@@ -33,6 +34,27 @@ import sys
 from collections import defaultdict
 
 MAX_FILES = 2
+# The Windlass crates each crate may depend on (normal dependencies; dev
+# ones are free): arrows point inward (ARCHITECTURE.md, "Layers").
+INNER = {"windlass-protocol", "windlass-engine"}
+LAYERS = {
+    "windlass-protocol": set(),
+    "windlass-auth": set(),
+    "windlass-engine": {"windlass-protocol"},
+    **{
+        c: INNER
+        for c in (
+            "windlass-providers",
+            "windlass-store",
+            "windlass-tools",
+            "windlass-governance",
+            "windlass-retrieval",
+        )
+    },
+    # The server runs the ingestion worker and vector store search from the
+    # retrieval crate (a library over the engine's resource ports).
+    "windlass-server": INNER | {"windlass-auth", "windlass-retrieval"},
+}
 # Directories whose files may not import each other: (crate, dir, allowed).
 SIBLING_RULES = [("windlass-server", "src/http", {"mod.rs"})]
 
@@ -448,6 +470,9 @@ def check(workspace, crate_names, verbose, excepted):
     crates_dir = os.path.join(workspace, "crates")
     names = crate_names or sorted(os.listdir(crates_dir))
     for name in names:
+        crate_dir = os.path.join(crates_dir, name)
+        if os.path.exists(os.path.join(crate_dir, "Cargo.toml")):
+            failed |= outward_arrows(name, crate_dir)
         if name in excepted:
             print(f"{name}: not checked (--except)")
             continue
@@ -469,6 +494,31 @@ def check(workspace, crate_names, verbose, excepted):
         status = "ok" if worst <= MAX_FILES else "CIRCLE"
         print(f"{name}: largest circle {worst} file(s) [{status}]")
     return failed
+
+
+def crate_deps(crate_dir):
+    """The windlass-* crates in [dependencies] (not dev or build ones)."""
+    deps, section = set(), None
+    with open(os.path.join(crate_dir, "Cargo.toml")) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("["):
+                section = line.strip("[]")
+            elif section == "dependencies":
+                m = re.match(r"(windlass[a-z-]*)\s*=", line)
+                if m:
+                    deps.add(m.group(1))
+    return deps
+
+
+def outward_arrows(name, crate_dir):
+    """Reports dependencies LAYERS does not allow; true when there is one."""
+    if name not in LAYERS:
+        return False
+    extra = crate_deps(crate_dir) - LAYERS[name]
+    for dep in sorted(extra):
+        print(f"  {name} depends on {dep}: an arrow outward (ARCHITECTURE.md)")
+    return bool(extra)
 
 
 def sibling_imports(workspace, name, crate_dir, edges):

@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Peers side by side (not run by CI): the same stored single-turn request
-# through Windlass (store true and false), LiteLLM's proxy and agentic-api,
-# against ONE scripted upstream (windlass-fake-upstream: /v1/chat/completions
-# and /v1/responses, first byte after UPSTREAM_MS), plus the upstream reached
-# directly, with wrk at CONCURRENCY for SECS per path. Reports requests/s,
-# p50/p99 latency (wrk's), the added p50 against the direct path, and each
-# server's CPU per request (utime+stime of its process tree from /proc).
+# through Windlass (store true and false, JSON and streamed), agentic-api
+# (JSON and streamed) and optionally LiteLLM's proxy, against ONE scripted
+# upstream (windlass-fake-upstream: /v1/chat/completions and /v1/responses,
+# first byte after UPSTREAM_MS), plus the upstream reached directly (JSON and
+# streamed), with wrk at each of CONCURRENCY for SECS per path, RUNS times.
+# Reports requests/s, p50/p99 latency (wrk's; a stream's is its last byte),
+# the added p50 and p99 against the direct path of the same run and kind,
+# and each server's CPU per request (utime+stime of its process tree from
+# /proc); then, over the runs, the range of each figure.
 #
-#   scripts/peers.sh                       # everything (installs peers into .scratch/peers)
-#   PEERS="windlass litellm" scripts/peers.sh
+#   scripts/peers.sh                       # Windlass and agentic-api, 3 runs
+#   PEERS="windlass litellm agentic" scripts/peers.sh
+#   CONCURRENCY="1 16 64 256" RUNS=1 scripts/peers.sh   # the curve
+#   CHAIN=100 scripts/peers.sh             # also: continue a 100-deep chain
 #   SMOKE=1 scripts/peers.sh               # 1 s per path: checks the wiring only
+#   WINDLASS_ARGS="--config x.toml" ...     # extra `windlass serve` arguments
+#   PEERS="windlass windlass-b" WINDLASS_B_ARGS="--config old.toml" ...
+#                                          # A/B: a second Windlass setup, same runs
 #
 # LiteLLM comes from PyPI into .scratch/peers/venv (pip), agentic-api from
 # crates.io (`cargo install agentic-server`, a long build) into
@@ -22,10 +30,14 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 export PROFILE="${PROFILE:-release}"
 export WORK="$ROOT/.scratch/peers"
 source "$ROOT/scripts/lib/gateway.sh"
-PEERS="${PEERS:-windlass litellm agentic}"
+PEERS="${PEERS:-windlass agentic}"
 CONCURRENCY="${CONCURRENCY:-16}"
 SECS="${SECS:-10}"
-[ -n "${SMOKE:-}" ] && SECS=1
+RUNS="${RUNS:-3}"
+# Depth of a previous_response_id chain every request of the chain paths
+# continues (0: no chain paths).
+CHAIN="${CHAIN:-0}"
+[ -n "${SMOKE:-}" ] && SECS=1 && RUNS=1
 UPSTREAM_MS="${UPSTREAM_MS:-20}"
 MODEL=fake-model
 # One bearer key for every path (LiteLLM refuses to start without a strong
@@ -87,19 +99,42 @@ PY
 
 RESULTS="$WORK/results.tsv"
 : >"$RESULTS"
+RUN=0
+C=16
 measure() { # name url body pid
   local name=$1 url=$2 body=$3 pid=${4:-}
-  local lua out before after
+  local lua out before after threads=2
+  [ "$C" -lt 2 ] && threads=1
   lua=$(lua_for "$body")
   # A short warm-up (connection pools, JIT-less but lazy imports in Python).
-  wrk -t2 -c"$CONCURRENCY" -d1s -s "$lua" "$url" >/dev/null 2>&1 || true
+  wrk -t$threads -c"$C" -d1s -s "$lua" "$url" >/dev/null 2>&1 || true
   before=$([ -n "$pid" ] && cpu_of "$pid" || echo 0)
-  out=$(wrk -t2 -c"$CONCURRENCY" -d"${SECS}s" --latency -s "$lua" "$url" 2>&1)
+  out=$(wrk -t$threads -c"$C" -d"${SECS}s" --timeout 10s --latency -s "$lua" "$url" 2>&1)
   after=$([ -n "$pid" ] && cpu_of "$pid" || echo 0)
   local line; line=$(grep '^RESULT' <<<"$out" || echo "RESULT 0 0 0 0")
   read -r _ n errs p50 p99 <<<"$line"
   local cpu_us; cpu_us=$(python3 -c "print(round(($after - $before) * 1e6 / max($n, 1)))")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$n" "$errs" "$p50" "$p99" "$cpu_us" | tee -a "$RESULTS" >&2
+  local load; load=$(cut -d' ' -f1 /proc/loadavg)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$RUN" "$C" "$name" "$n" "$errs" "$p50" "$p99" "$cpu_us" "$load" |
+    tee -a "$RESULTS" >&2
+}
+
+# chain_tip base depth: builds a previous_response_id chain of `depth`
+# responses through the gateway at `base`; prints the last id.
+chain_tip() {
+  python3 - "$1" "$2" "$MODEL" "$KEY" <<'PY'
+import json, sys, urllib.request
+base, depth, model, key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+prev = None
+for i in range(depth):
+    body = {"model": model, "input": f"turn {i}", "store": True}
+    if prev:
+        body["previous_response_id"] = prev
+    req = urllib.request.Request(base + "/v1/responses", json.dumps(body).encode(),
+        {"Content-Type": "application/json", "Authorization": "Bearer " + key})
+    prev = json.load(urllib.request.urlopen(req))["id"]
+print(prev)
+PY
 }
 
 build
@@ -108,23 +143,40 @@ default_reply "{\"text\": \"Hello! This is a short answer from the fake upstream
 UP_BASE="${UPSTREAM%/}"
 PROMPT='Say hello to the benchmark.'
 CHAT_BODY="{\"model\": \"$MODEL\", \"messages\": [{\"role\": \"user\", \"content\": \"$PROMPT\"}]}"
-stored_body() { echo "{\"model\": \"$MODEL\", \"input\": \"$PROMPT\", \"store\": $1}"; }
+CHAT_STREAM_BODY="{\"model\": \"$MODEL\", \"stream\": true, \"messages\": [{\"role\": \"user\", \"content\": \"$PROMPT\"}]}"
+stored_body() { # store [stream] [previous]
+  local extra=""
+  [ -n "${2:-}" ] && extra=", \"stream\": $2"
+  [ -n "${3:-}" ] && extra="$extra, \"previous_response_id\": \"$3\""
+  echo "{\"model\": \"$MODEL\", \"input\": \"$PROMPT\", \"store\": $1$extra}"
+}
 
-measure direct "$UP_BASE/chat/completions" "$CHAT_BODY"
-
-for peer in $PEERS; do
-  case $peer in
-    windlass)
-      db="$WORK/windlass.db"; rm -f "$db" "$db-wal" "$db-shm"
-      start_gateway "$db"
-      measure windlass-stored "$GW/v1/responses" "$(stored_body true)" "$GW_PID"
-      measure windlass-unstored "$GW/v1/responses" "$(stored_body false)" "$GW_PID"
-      kill "$GW_PID" 2>/dev/null || true
-      ;;
-    litellm)
-      install_litellm
-      port=$(free_port)
-      cat >"$WORK/litellm.yaml" <<YAML
+one_run() {
+  measure direct "$UP_BASE/chat/completions" "$CHAT_BODY"
+  measure direct-stream "$UP_BASE/chat/completions" "$CHAT_STREAM_BODY"
+  for peer in $PEERS; do
+    case $peer in
+      windlass|windlass-b)
+        db="$WORK/$peer.db"; rm -f "$db" "$db-wal" "$db-shm"
+        args=${WINDLASS_ARGS:-}
+        [ "$peer" = windlass-b ] && args=${WINDLASS_B_ARGS:-}
+        # shellcheck disable=SC2086
+        start_gateway "$db" $args
+        measure "$peer-stored" "$GW/v1/responses" "$(stored_body true)" "$GW_PID"
+        measure "$peer-stored-stream" "$GW/v1/responses" "$(stored_body true true)" "$GW_PID"
+        measure "$peer-unstored" "$GW/v1/responses" "$(stored_body false)" "$GW_PID"
+        measure "$peer-unstored-stream" "$GW/v1/responses" "$(stored_body false true)" "$GW_PID"
+        if [ "$CHAIN" -gt 0 ]; then
+          tip=$(chain_tip "$GW" "$CHAIN")
+          measure "$peer-chain" "$GW/v1/responses" "$(stored_body true false "$tip")" "$GW_PID"
+        fi
+        kill "$GW_PID" 2>/dev/null || true
+        wait "$GW_PID" 2>/dev/null || true
+        ;;
+      litellm)
+        install_litellm
+        port=$(free_port)
+        cat >"$WORK/litellm.yaml" <<YAML
 model_list:
   - model_name: $MODEL
     litellm_params:
@@ -134,43 +186,45 @@ model_list:
 general_settings:
   master_key: $KEY
 YAML
-      "$WORK/venv/bin/litellm" --config "$WORK/litellm.yaml" --host 127.0.0.1 --port "$port" \
-        >"$WORK/litellm.log" 2>&1 &
-      pid=$!; PIDS+=("$pid")
-      wait_http "http://127.0.0.1:$port/health/liveliness"
-      measure litellm-responses "http://127.0.0.1:$port/v1/responses" "$(stored_body true)" "$pid"
-      measure litellm-chat "http://127.0.0.1:$port/v1/chat/completions" "$CHAT_BODY" "$pid"
-      kill "$pid" 2>/dev/null || true
-      ;;
-    agentic)
-      install_agentic
-      port=$(free_port)
-      rm -f "$WORK/agentic.db"*
-      # Standalone mode: --llm-api-base (with or without /v1), bind flags,
-      # a SQLite file for its stored responses (it adds mode=rwc); the key from
-      # OPENAI_API_KEY. It has no inbound key unless OIDC is configured.
-      # shellcheck disable=SC2086
-      OPENAI_API_KEY=sk-fake "$AGENTIC_BIN" ${AGENTIC_ARGS:---llm-api-base $UP_BASE --gateway-host 127.0.0.1 --gateway-port $port --db-url sqlite://$WORK/agentic.db} \
-        >"$WORK/agentic.log" 2>&1 &
-      pid=$!; PIDS+=("$pid")
-      wait_http "http://127.0.0.1:$port/"
-      measure agentic-stored "http://127.0.0.1:$port/v1/responses" "$(stored_body true)" "$pid"
-      kill "$pid" 2>/dev/null || true
-      ;;
-  esac
+        "$WORK/venv/bin/litellm" --config "$WORK/litellm.yaml" --host 127.0.0.1 --port "$port" \
+          >"$WORK/litellm.log" 2>&1 &
+        pid=$!; PIDS+=("$pid")
+        wait_http "http://127.0.0.1:$port/health/liveliness"
+        measure litellm-responses "http://127.0.0.1:$port/v1/responses" "$(stored_body true)" "$pid"
+        measure litellm-chat "http://127.0.0.1:$port/v1/chat/completions" "$CHAT_BODY" "$pid"
+        kill "$pid" 2>/dev/null || true
+        ;;
+      agentic)
+        install_agentic
+        port=$(free_port)
+        rm -f "$WORK/agentic.db"*
+        # Standalone mode: --llm-api-base (with or without /v1), bind flags,
+        # a SQLite file for its stored responses (it adds mode=rwc); the key from
+        # OPENAI_API_KEY. It has no inbound key unless OIDC is configured.
+        # shellcheck disable=SC2086
+        OPENAI_API_KEY=sk-fake "$AGENTIC_BIN" ${AGENTIC_ARGS:---llm-api-base $UP_BASE --gateway-host 127.0.0.1 --gateway-port $port --db-url sqlite://$WORK/agentic.db} \
+          >"$WORK/agentic.log" 2>&1 &
+        pid=$!; PIDS+=("$pid")
+        wait_http "http://127.0.0.1:$port/"
+        base="http://127.0.0.1:$port"
+        measure agentic-stored "$base/v1/responses" "$(stored_body true)" "$pid"
+        measure agentic-stored-stream "$base/v1/responses" "$(stored_body true true)" "$pid"
+        if [ "$CHAIN" -gt 0 ]; then
+          tip=$(chain_tip "$base" "$CHAIN")
+          measure agentic-chain "$base/v1/responses" "$(stored_body true false "$tip")" "$pid"
+        fi
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        ;;
+    esac
+  done
+}
+
+for RUN in $(seq "$RUNS"); do
+  for C in $CONCURRENCY; do
+    echo "[peers] run $RUN/$RUNS, concurrency $C, loadavg $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    one_run
+  done
 done
 
-python3 - "$RESULTS" "$SECS" "$CONCURRENCY" "$UPSTREAM_MS" <<'PY'
-import sys
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-secs, conc, up = sys.argv[2:5]
-direct = next((float(r[3]) for r in rows if r[0] == "direct"), None)
-print(f"\nwrk -t2 -c{conc} -d{secs}s, upstream first byte after {up} ms; loadavg {open('/proc/loadavg').read().split()[0]}\n")
-print("| path | requests | errors | req/s | p50 ms | p99 ms | added p50 ms | CPU/request µs |")
-print("|---|---|---|---|---|---|---|---|")
-for name, n, errs, p50, p99, cpu in rows:
-    added = "" if direct is None or name == "direct" else f"{float(p50) - direct:+.2f}"
-    rate = int(n) / float(secs)
-    cpu = "" if name == "direct" else cpu
-    print(f"| {name} | {n} | {errs} | {rate:.0f} | {float(p50):.2f} | {float(p99):.2f} | {added} | {cpu} |")
-PY
+python3 "$ROOT/scripts/lib/peers_table.py" "$RESULTS" "$SECS" "$UPSTREAM_MS"

@@ -30,3 +30,7 @@ WINDLASS_PG_VECTOR=1 ./scripts/postgres.sh cargo test -p windlass-store --featur
 ./scripts/client-fixtures.sh
 ./scripts/obs-fixtures.sh
 (cd tests/python && ../../.venv-test/bin/python -m pytest -q)
+# Files, vector stores and /v1/embeddings through the OpenAI SDK against the
+# real embedding model (hybrid stores); the run above covers keyword-only.
+./scripts/embed-server.sh bash -c 'cd tests/python && ../../.venv-test/bin/python -m pytest -q test_resources.py'
+./scripts/embed-server.sh cargo test -p windlass-cli --test resources embeddings

@@ -22,6 +22,9 @@ cleanup() {
 trap cleanup EXIT
 
 build() {
+  # NO_BUILD=1: reuse the binaries already in target/$PROFILE (e.g. while
+  # the sources move on, or on a machine too busy to rebuild).
+  if [ -n "${NO_BUILD:-}" ]; then BIN="$ROOT/target/$PROFILE"; return 0; fi
   local flag=()
   [ "$PROFILE" = release ] && flag=(--release)
   (cd "$ROOT" && CARGO_INCREMENTAL=0 cargo build -q "${flag[@]}" -p windlass-testkit --bin windlass-fake-upstream)

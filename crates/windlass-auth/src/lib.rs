@@ -4,6 +4,8 @@
 //! scopes the gateway's key guard works with, and the expiry that ends
 //! long streams and WebSockets.
 //!
+//! Layer: depends on no Windlass crate; the server's key guard uses it.
+//!
 //! ```toml
 //! [auth.oidc]
 //! issuer = "https://login.example.com/"

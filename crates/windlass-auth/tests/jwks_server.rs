@@ -1,6 +1,7 @@
 //! Bearer JWTs against a local JWKS server (axum on loopback) with tokens
 //! signed in the test: ES256 and EdDSA keys made with rcgen, an RS256 key
 //! with openssl. Every bad token is the same `Unauthorized`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};

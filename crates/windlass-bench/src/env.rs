@@ -143,10 +143,13 @@ impl Bench {
         c.max_inflight_responses = c.max_inflight_responses.max(wanted);
         c.max_connections = c.max_connections.max(wanted);
         c.hard_max_connections = c.hard_max_connections.max(wanted + 64);
-        let store_options = SqliteOptions {
+        let mut store_options = SqliteOptions {
             group_commit: s.group_commit,
             ..SqliteOptions::default()
         };
+        if let Some(n) = s.checkpoint_bytes {
+            store_options.checkpoint_bytes = n;
+        }
         server_cfg.metrics.enabled = s.metrics;
         let upstream_addr = upstream.addr();
         let built = wl

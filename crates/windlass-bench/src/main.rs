@@ -14,6 +14,7 @@ mod relay;
 mod report;
 mod scenarios;
 mod stats;
+mod timings;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -125,6 +126,11 @@ pub struct Args {
     /// default).
     #[arg(long)]
     pub no_group_commit: bool,
+    /// A/B: the SQLite store checkpoints once its WAL holds this many bytes
+    /// [default: the store's default; 0: after every commit, at most four
+    /// times a second, as before the latency round].
+    #[arg(long)]
+    pub checkpoint_bytes: Option<u64>,
     /// Diagnostic: the json and stream scenarios send `store: false`, to
     /// separate the cost of persistence from the rest.
     #[arg(long)]
@@ -141,6 +147,10 @@ pub struct Args {
 pub struct Settings {
     pub quick: bool,
     pub duration: Duration,
+    /// Phase length of the stored JSON and stream measurements, whose p99
+    /// every run reports (`--quick` makes them 1 s, not 0.2 s, so a tail
+    /// of one request in a hundred shows in CI's smoke run too).
+    pub tail_phase: Duration,
     pub warmup: Duration,
     pub rounds: usize,
     pub concurrency: usize,
@@ -158,6 +168,7 @@ pub struct Settings {
     pub load_context_iters: usize,
     pub windlass_nodelay: bool,
     pub group_commit: bool,
+    pub checkpoint_bytes: Option<u64>,
     /// `store` flag of the json and stream scenarios' requests.
     pub store: bool,
     /// Windlass records metrics.
@@ -178,6 +189,10 @@ impl Settings {
         Settings {
             quick: a.quick,
             duration,
+            tail_phase: match (a.quick, a.duration_secs) {
+                (true, None) => Duration::from_secs(1),
+                _ => duration,
+            },
             warmup: if a.quick {
                 Duration::ZERO
             } else {
@@ -202,6 +217,7 @@ impl Settings {
             load_context_iters: if a.quick { 20 } else { 300 },
             windlass_nodelay: a.windlass_nodelay,
             group_commit: !a.no_group_commit,
+            checkpoint_bytes: a.checkpoint_bytes,
             store: !a.unstored,
             metrics: !a.no_metrics,
             release_timeout: Duration::from_secs(if a.quick { 1 } else { 5 }),
@@ -219,12 +235,7 @@ fn cores() -> usize {
 fn main() -> ExitCode {
     let args = Args::parse();
     let settings = Settings::from(&args);
-    if args.log {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
-            .with_writer(std::io::sink)
-            .try_init();
-    }
+    install_subscriber(args.log);
     let wl_threads = args.windlass_threads.unwrap_or_else(cores).max(1);
     let client_threads = args.client_threads.unwrap_or_else(cores).max(1);
     let client_rt = tokio::runtime::Builder::new_multi_thread()
@@ -251,6 +262,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The store's save timings are always collected (`timings.rs`; only their
+/// own debug target is enabled); `--log` adds an info-level log written to
+/// a sink, as the `windlass` binary logs at info.
+fn install_subscriber(log: bool) {
+    use tracing_subscriber::filter::{EnvFilter, Targets};
+    use tracing_subscriber::prelude::*;
+    let timing = timings::Collector.with_filter(
+        Targets::new().with_target(windlass_store::SAVE_TIMING_TARGET, tracing::Level::DEBUG),
+    );
+    let log = log.then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::sink)
+            .with_filter(EnvFilter::new("info"))
+    });
+    let _ = tracing_subscriber::registry()
+        .with(timing)
+        .with(log)
+        .try_init();
 }
 
 /// Progress line on stderr.
@@ -341,6 +372,7 @@ async fn run(
         "windlass_nodelay": s.windlass_nodelay,
         "store": s.store,
         "group_commit": s.group_commit,
+        "checkpoint_bytes": s.checkpoint_bytes,
         "loadavg": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
         "elapsed_secs": started.elapsed().as_secs_f64(),
     });
@@ -357,7 +389,8 @@ async fn run(
         if s.store { "" } else { ", DIAGNOSTIC: json/stream requests with store:false" },
         meta["loadavg"].as_str().unwrap_or(""),
     );
-    let table = report::table(&header, &rows);
+    let mut table = report::table(&header, &rows);
+    table.push_str(&report::tail_summary(&rows));
     if args.json {
         eprint!("{table}");
         let doc = report::json(meta, &rows, Value::Object(details));

@@ -192,6 +192,51 @@ pub fn table(header: &str, rows: &[Row]) -> String {
     out
 }
 
+/// One line under the table: stored JSON and stored streamed p99 over the
+/// direct upstream's (the tail a user feels), and the save commits that took
+/// 2 ms or more; printed by every run, the CI smoke run included (reported,
+/// never asserted).
+pub fn tail_summary(rows: &[Row]) -> String {
+    let find = |scenario: &str, metric: &str| {
+        rows.iter()
+            .find(|r| r.scenario == scenario && r.metric == metric)
+    };
+    let added = |scenario: &str, metric: &str| match find(scenario, metric) {
+        Some(Row {
+            direct: Some(d),
+            windlass: Some(w),
+            ..
+        }) => format!(
+            "{} ms ({} vs {} ms)",
+            fmt_opt(Some(w - d), true),
+            fmt_num(*w),
+            fmt_num(*d)
+        ),
+        _ => "not run".to_owned(),
+    };
+    let value = |scenario: &str, metric: &str| {
+        find(scenario, metric)
+            .and_then(|r| r.windlass)
+            .map_or_else(|| "-".to_owned(), fmt_num)
+    };
+    let mut out = format!(
+        "\ntail, p99 over direct: stored JSON {}; stored stream, last byte {}\n",
+        added("json", "latency p99"),
+        added("stream", "time to last byte p99"),
+    );
+    for scenario in ["json", "stream"] {
+        if find(scenario, "save: commits >= 2 ms").is_some() {
+            out.push_str(&format!(
+                "  {scenario}: save commits >= 2 ms: {} (rewinding the WAL: {}), commit p99 {} ms\n",
+                value(scenario, "save: commits >= 2 ms"),
+                value(scenario, "save:   of them rewinding the WAL"),
+                value(scenario, "save: group commit p99"),
+            ));
+        }
+    }
+    out
+}
+
 /// The whole run as one JSON document.
 pub fn json(meta: Value, rows: &[Row], details: Value) -> Value {
     serde_json::json!({
@@ -214,6 +259,27 @@ mod tests {
         let r = Row::value("chain", "load", "ms", 1.0).target_max(10.0);
         assert_eq!(r.met, Some(true));
         assert_eq!(r.target.as_deref(), Some("value <= 10.00"));
+    }
+
+    #[test]
+    fn the_tail_line_gives_both_p99s_over_direct() {
+        let rows = vec![
+            Row::compare("json", "latency p99", "ms", 23.0, 25.5),
+            Row::compare("stream", "time to last byte p99", "ms", 600.0, 610.0),
+            Row::value("json", "save: commits >= 2 ms", "count", 3.0),
+        ];
+        let line = tail_summary(&rows);
+        assert!(
+            line.contains("stored JSON +2.50 ms (25.50 vs 23.00 ms)"),
+            "{line}"
+        );
+        assert!(
+            line.contains("stored stream, last byte +10.00 ms"),
+            "{line}"
+        );
+        assert!(line.contains("json: save commits >= 2 ms: 3.00"), "{line}");
+        let none = tail_summary(&[]);
+        assert!(none.contains("stored JSON not run"), "{none}");
     }
 
     #[test]

@@ -39,7 +39,8 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
     /// Delete responses older than N days, with their traces and the items
-    /// no newer response references (newer responses keep their history).
+    /// no newer response references (newer responses keep their history),
+    /// and conversations idle for longer than N days.
     Prune(PruneArgs),
 }
 
@@ -50,11 +51,17 @@ pub struct PruneArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub older_than_days: Option<u32>,
 
+    /// Idle days past which conversations (and their items) are deleted
+    /// [default: the config's `[store] conversation_retention_days`].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub conversations_idle_days: Option<u32>,
+
     /// SQLite file [default: the config's `db`, else ./windlass.db].
     #[arg(long, env = "WINDLASS_DB")]
     pub db: Option<String>,
 
-    /// TOML config file (for `db` and `[store] retention_days`).
+    /// TOML config file (for `db`, `[store] retention_days` and
+    /// `conversation_retention_days`).
     #[arg(long, short = 'c', env = "WINDLASS_CONFIG")]
     pub config: Option<PathBuf>,
 }

@@ -6,15 +6,22 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use windlass_auth::OidcConfig;
 use windlass_engine::{ClientToolsStatus, EngineConfig};
 use windlass_governance::GovernanceConfig;
 use windlass_providers::ChatProviderConfig;
+use windlass_server::fd_caps::{self, FdCaps};
 use windlass_server::{ServerConfig, ServerFile, SettingsError};
 use windlass_store::{PgOptions, SqliteOptions};
 use windlass_tools::builtins::BuiltinsConfig;
+use windlass_tools::hosted::code_interpreter::CodeInterpreterConfig;
+use windlass_tools::hosted::web_search::WebSearchConfig;
+
+use crate::hosted::HostedFile;
 use windlass_tools::McpConfig;
 
 use crate::otlp::{OtlpFile, OtlpSettings};
+use crate::resources::{FilesFile, RetrievalFile};
 use crate::upstreams::{apply_timeouts, ResolvedUpstream, UpstreamEntry, UpstreamError};
 
 use crate::cli::{ClientToolsArg, LogFormat, ServeArgs};
@@ -51,12 +58,22 @@ pub enum ConfigError {
     Retention,
     #[error("[loop] techniques: {0}")]
     Techniques(#[from] windlass_engine::UnknownTechnique),
+    #[error("[store] conversation_retention_days must be at least 1 (leave it out to keep every conversation)")]
+    ConversationRetention,
 }
 
 /// Zero days would delete every response as soon as it is stored.
 pub fn check_retention(days: Option<u32>) -> Result<Option<u32>, ConfigError> {
     match days {
         Some(0) => Err(ConfigError::Retention),
+        other => Ok(other),
+    }
+}
+
+/// The same bound for conversations.
+pub fn check_conversation_retention(days: Option<u32>) -> Result<Option<u32>, ConfigError> {
+    match days {
+        Some(0) => Err(ConfigError::ConversationRetention),
         other => Ok(other),
     }
 }
@@ -91,6 +108,37 @@ pub struct FileConfig {
     /// Trace export over OTLP/HTTP (off unless an endpoint is set).
     #[serde(default)]
     pub otlp: OtlpFile,
+    /// Signed webhooks when background responses end (off unless a url is set).
+    #[serde(default)]
+    pub webhooks: crate::webhooks::WebhooksFile,
+    /// Bearer JWTs as keys (`[auth.oidc]`).
+    #[serde(default)]
+    pub auth: AuthFile,
+    /// OpenAI's `code_interpreter` tool: Python in the sandbox (off unless
+    /// enabled).
+    #[serde(default)]
+    pub code_interpreter: CodeInterpreterConfig,
+    /// The search backend serving the `web_search` hosted tool (off unless
+    /// set).
+    #[serde(default)]
+    pub web_search: Option<WebSearchConfig>,
+    /// Hosted tool types a request may carry although nothing serves them.
+    #[serde(default)]
+    pub hosted: HostedFile,
+    /// The Files API and container uploads (see `resources.rs`).
+    #[serde(default)]
+    pub files: FilesFile,
+    /// Vector stores: the embedding model and the ingestion worker.
+    #[serde(default)]
+    pub retrieval: RetrievalFile,
+}
+
+/// `[auth]`: identities besides the static keys.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuthFile {
+    /// Bearer JWTs of one OIDC issuer, verified against its JWKS.
+    pub oidc: Option<OidcConfig>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -103,6 +151,10 @@ pub struct UpstreamFile {
     pub first_byte_timeout_ms: Option<u64>,
     pub idle_timeout_ms: Option<u64>,
     pub max_retries: Option<u32>,
+    /// How the upstream counts input tokens (see `[[upstreams]]`).
+    pub tokenize: Option<crate::upstreams::TokenizeArg>,
+    /// The models' context length in tokens, when the upstream does not say.
+    pub context_length: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -132,10 +184,18 @@ pub struct LoopFile {
 #[serde(deny_unknown_fields)]
 pub struct StoreFile {
     pub wal_limit_bytes: Option<u64>,
+    /// SQLite: WAL size past which a checkpoint folds it into the database
+    /// (default 64 MiB, as `wal_limit_bytes`; never above it; 0: after
+    /// every commit, at most four times a second).
+    pub checkpoint_bytes: Option<u64>,
     pub size_log_interval_secs: Option<u64>,
     /// Responses older than this many days are deleted by `serve` (hourly)
     /// and by `windlass store prune`; unset keeps everything.
     pub retention_days: Option<u32>,
+    /// Conversations without activity (creation, an appended item, a
+    /// metadata update) for this many days are deleted by `serve` (hourly)
+    /// and by `windlass store prune`; unset keeps them.
+    pub conversation_retention_days: Option<u32>,
     /// Connections this process opens to Postgres at most.
     pub pg_max_connections: Option<usize>,
     /// SQLite: saves are committed by one writer thread and those queued
@@ -154,12 +214,26 @@ pub struct Settings {
     pub store: SqliteOptions,
     /// `[store] retention_days`, checked to be positive.
     pub retention_days: Option<u32>,
+    /// `[store] conversation_retention_days`, checked to be positive.
+    pub conversation_retention_days: Option<u32>,
     pub pg: PgOptions,
     pub mcp: McpConfig,
     pub builtins: BuiltinsConfig,
     pub governance: GovernanceConfig,
+    /// `[webhooks]` (resolved by `serve`, which reads the secret).
+    pub webhooks: crate::webhooks::WebhooksFile,
     /// Where traces are exported; `None`: not exported.
     pub otlp: Option<OtlpSettings>,
+    /// Connection caps derived from the open-file limit (for the start-up
+    /// log); `None`: both configured, or the limit is unknown.
+    pub fd_caps: Option<FdCaps>,
+    /// `[auth.oidc]`: bearer JWTs accepted as keys.
+    pub oidc: Option<OidcConfig>,
+    pub code_interpreter: CodeInterpreterConfig,
+    /// `[web_search]`: the backend of the `web_search` hosted tool.
+    pub web_search: Option<WebSearchConfig>,
+    pub files: FilesFile,
+    pub retrieval: RetrievalFile,
 }
 
 /// The process environment, read once (tests pass their own).
@@ -273,6 +347,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
                 up.idle_timeout_ms,
                 up.max_retries,
             );
+            crate::upstreams::apply_tokens(&mut provider, up.tokenize, up.context_length);
             vec![crate::upstreams::single(provider)]
         }
         None if !file.upstreams.is_empty() => file
@@ -306,6 +381,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     if let Some(names) = &lp.techniques {
         engine.techniques = windlass_engine::Techniques::default().apply(&names.join(","))?;
     }
+    engine.drop_unserved_hosted = file.hosted.drop_list();
     engine.client_tools_status = match args.client_tools_status.or(lp.client_tools_status) {
         Some(ClientToolsArg::RequiresAction) => ClientToolsStatus::RequiresAction,
         Some(ClientToolsArg::Completed) | None => ClientToolsStatus::Completed,
@@ -314,15 +390,24 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     // Flag or environment keys replace the file's list; a blank one (an
     // unset variable in `"$A,$B"`) refuses to start rather than turning
     // authentication off.
-    let server = file.server.resolve(args.api_keys)?;
+    let explicit_caps = (
+        file.server.max_connections.is_some(),
+        file.server.hard_max_connections.is_some(),
+    );
+    let mut server = file.server.resolve(args.api_keys)?;
     let mut store = SqliteOptions::default();
     if let Some(n) = file.store.wal_limit_bytes {
         store.wal_limit_bytes = n;
+    }
+    if let Some(n) = file.store.checkpoint_bytes {
+        store.checkpoint_bytes = n;
     }
     if let Some(secs) = file.store.size_log_interval_secs {
         store.size_log_interval = Duration::from_secs(secs);
     }
     let retention_days = check_retention(file.store.retention_days)?;
+    let conversation_retention_days =
+        check_conversation_retention(file.store.conversation_retention_days)?;
     let mut pg = PgOptions::default();
     if let Some(on) = file.store.group_commit {
         store.group_commit = on;
@@ -341,15 +426,17 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     mcp.validate()?;
     file.governance.validate()?;
 
+    let db = args
+        .db
+        .or(file.db)
+        .unwrap_or_else(|| "./windlass.db".to_owned());
+    let fd_caps = follow_fd_limit(&mut server, explicit_caps, &db, &pg, &mcp);
     Ok(Settings {
         listen: args
             .listen
             .or(file.listen)
             .unwrap_or_else(|| "127.0.0.1:8080".to_owned()),
-        db: args
-            .db
-            .or(file.db)
-            .unwrap_or_else(|| "./windlass.db".to_owned()),
+        db,
         log_format: args
             .log_format
             .or(file.log_format)
@@ -359,12 +446,47 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         server,
         store,
         retention_days,
+        conversation_retention_days,
         pg,
         mcp,
         builtins: file.builtins,
         governance: file.governance,
+        webhooks: file.webhooks,
         otlp: file.otlp.resolve(|name| std::env::var(name).ok()),
+        fd_caps,
+        oidc: file.auth.oidc,
+        code_interpreter: file.code_interpreter,
+        web_search: file.web_search,
+        files: file.files,
+        retrieval: file.retrieval,
     })
+}
+
+/// The connection caps the operator left unset, from the open-file limit
+/// with headroom for the store's connections and the MCP servers (see
+/// `windlass_server::fd_caps`).
+fn follow_fd_limit(
+    server: &mut ServerConfig,
+    (explicit_max, explicit_hard): (bool, bool),
+    db: &str,
+    pg: &PgOptions,
+    mcp: &McpConfig,
+) -> Option<FdCaps> {
+    // Postgres: the pool and the cancel bus's connection; SQLite: the
+    // writer, the readers, the WAL and its index, the checkpointer.
+    let store = if windlass_store::is_postgres_url(db) {
+        pg.max_connections as u64 + 1
+    } else {
+        16
+    };
+    // A child's three pipes or an HTTP session's sockets, per server.
+    let reserved = store + 4 * mcp.servers.len() as u64;
+    fd_caps::apply(
+        &mut server.connections,
+        explicit_max,
+        explicit_hard,
+        reserved,
+    )
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use windlass_engine::{McpHub, Policy};
+use windlass_engine::{GovernanceCounters, McpHub, Policy};
 use windlass_governance::{Governance, GovernanceConfig, GovernanceConfigError, ToolHints};
 use windlass_tools::builtins::{Builtins, BuiltinsConfig, BuiltinsError, WithBuiltins};
 use windlass_tools::McpServers;
@@ -34,16 +34,22 @@ impl ToolHints for Hints {
 }
 
 /// Starts the built-ins (probing the sandbox) and builds the gate around
-/// `mcp`.
+/// `mcp`, counting rate limits and budgets in `counters` (shared by the
+/// replicas on one Postgres) or, with `None`, in this process.
 pub async fn govern(
     builtins: BuiltinsConfig,
     governance: GovernanceConfig,
     mcp: Arc<McpServers>,
+    counters: Option<Arc<dyn GovernanceCounters>>,
 ) -> Result<Governed, GovernError> {
     let builtins = Arc::new(Builtins::start(builtins).await?);
     let hub = Arc::new(WithBuiltins::new(builtins.clone(), Some(mcp)));
     let (work_dir, roots) = builtins.workspace();
-    let gate = Governance::new(governance)?
+    let gate = match counters {
+        Some(counters) => Governance::with_counters(governance, counters)?,
+        None => Governance::new(governance)?,
+    };
+    let gate = gate
         .with_hints(Arc::new(Hints(hub.clone())))
         .with_workspace(work_dir, roots);
     Ok(Governed {

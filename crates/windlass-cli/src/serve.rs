@@ -35,6 +35,16 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Otlp(#[from] OtlpError),
+    #[error(transparent)]
+    Webhooks(#[from] crate::webhooks::WebhooksError),
+    #[error("[auth.oidc]: {0}")]
+    Oidc(#[from] windlass_auth::JwksError),
+    #[error(transparent)]
+    Hosted(#[from] crate::hosted_tools::HostedToolsError),
+    #[error(transparent)]
+    WebSearch(#[from] windlass_tools::hosted::web_search::WebSearchConfigError),
+    #[error(transparent)]
+    Resources(#[from] crate::resources::ResourcesError),
 }
 
 pub fn init_logging(format: LogFormat) {
@@ -92,32 +102,77 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     windlass_providers::install_crypto_provider();
     let upstream = describe(&settings.upstreams);
     let provider = build_router(&settings.upstreams).map_err(ConfigError::from)?;
+    let notifier = crate::webhooks::notifier(&settings.webhooks)?;
     let metrics = Metrics::from_config(&settings.server.metrics);
     let opened = open_store(&settings.db, &settings.store, &settings.pg).await?;
+    let resources = crate::resources::wire(
+        &opened,
+        &settings.files,
+        &settings.retrieval,
+        &provider,
+        &settings.upstreams,
+    )?;
     if let Some(days) = settings.retention_days {
         crate::retention::spawn(opened.store.clone(), days);
     }
+    if let Some(days) = settings.conversation_retention_days {
+        crate::retention::spawn_conversations(opened.conversation_retention.clone(), days);
+    }
     // Configured servers connect in the background; one that is down does
     // not hold up startup.
+    let mcp_labels = crate::mcp_mount::labels(&settings.mcp, !settings.builtins.enabled.is_empty());
     let mcp = McpServers::start(settings.mcp);
-    let governed = govern(settings.builtins, settings.governance, mcp.clone()).await?;
-    let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics));
+    let governed = govern(
+        settings.builtins,
+        settings.governance,
+        mcp.clone(),
+        opened.counters.clone(),
+    )
+    .await?;
+    let code_interpreter = crate::hosted_tools::code_interpreter(
+        &settings.code_interpreter,
+        opened.containers.clone(),
+        opened.files.clone(),
+    )
+    .await?;
+    let mut builder = Engine::builder(provider, TimedStore::wrap(opened.store, &metrics)).executor(
+        // The same embedder as the Vector stores API, so the tool searches
+        // hybrid wherever the stores were embedded.
+        crate::hosted::retrieval_executor(opened.vector_stores, resources.embedder.clone()),
+    );
+    if let Some(executor) = code_interpreter {
+        builder = builder.executor(executor);
+    }
+    if let Some(web) = crate::hosted::web_search_executor(settings.web_search.as_ref())? {
+        builder = builder.executor(web);
+    }
     if let Some(conversations) = opened.conversations {
         builder = builder.conversations(conversations);
     }
     let engine = builder
-        .mcp(governed.hub)
-        .policy(governed.policy)
+        .mcp(governed.hub.clone())
+        .policy(governed.policy.clone())
         .config(settings.engine)
         .build();
     let mut state = AppState::new(engine, settings.server)
         .with_mcp(Arc::new(McpView(mcp.clone())))
         .with_runs(opened.runs)
+        .with_prompts(opened.prompts)
         .with_cancel_bus(opened.cancel_bus)
-        .with_metrics(metrics);
+        .with_metrics(metrics)
+        .with_resources(resources);
     if let Some(quota) = opened.quota {
         state = state.with_quota(quota);
     }
+    if let Some(notifier) = notifier {
+        state = state.with_notifier(notifier);
+    }
+    if let Some(oidc) = settings.oidc {
+        tracing::info!(issuer = %oidc.issuer, "bearer JWTs of the OIDC issuer accepted as keys");
+        state = state.with_jwt(Arc::new(windlass_auth::JwtVerifier::new(oidc)?));
+    }
+    let mcp_shutdown = tokio_util::sync::CancellationToken::new();
+    state = mount_mcp(state, &governed, mcp_labels, mcp_shutdown.clone());
     let listener = tokio::net::TcpListener::bind(&settings.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -125,6 +180,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             source,
         })?;
     tracing::info!(listen = %listener.local_addr()?, %upstream, db = %display_db(&settings.db), "windlass serving");
+    log_connection_caps(&state, settings.fd_caps);
     // The first signal drains; a second one cancels what is still running
     // at once instead of waiting out the grace period.
     let lifecycle = state.lifecycle.clone();
@@ -137,12 +193,56 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             lifecycle.cut_short();
         });
     };
+    let shutdown = async move {
+        shutdown.await;
+        mcp_shutdown.cancel();
+    };
     windlass_server::serve(listener, state, shutdown).await?;
     mcp.shutdown().await;
     if let Some(t) = telemetry {
         t.shutdown().await;
     }
     Ok(())
+}
+
+/// `/mcp` whenever keys are configured (the endpoint needs a caller).
+fn mount_mcp(
+    state: AppState,
+    governed: &crate::govern::Governed,
+    labels: Vec<String>,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> AppState {
+    let keyed = matches!(&*state.keys, Ok(ring) if !ring.is_empty()) || state.jwt.is_some();
+    if !keyed {
+        return state;
+    }
+    tracing::info!(servers = ?labels, "serving the MCP endpoint at /mcp");
+    let endpoint = crate::mcp_mount::endpoint(
+        governed.hub.clone(),
+        labels,
+        governed.policy.clone(),
+        shutdown,
+    );
+    state.with_mcp_endpoint(endpoint)
+}
+
+/// Says which connection caps hold and where they come from.
+fn log_connection_caps(state: &AppState, derived: Option<windlass_server::fd_caps::FdCaps>) {
+    let c = &state.config.connections;
+    match derived {
+        Some(d) => tracing::info!(
+            max_connections = c.max_connections,
+            hard_max_connections = c.hard_max_connections,
+            open_file_limit = d.soft_limit,
+            headroom = d.headroom,
+            "connection caps follow the open-file limit (RLIMIT_NOFILE), less headroom for the store, upstreams and MCP"
+        ),
+        None => tracing::info!(
+            max_connections = c.max_connections,
+            hard_max_connections = c.hard_max_connections,
+            "connection caps as configured"
+        ),
+    }
 }
 
 /// The operator view of the MCP servers for `GET /v1/mcp/servers`.

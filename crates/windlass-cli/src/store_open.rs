@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use windlass_engine::{
-    CancelBus, ConversationStore, LocalCancelBus, QuotaCounter, ResponseStore, RunStore, StoreError,
+    CancelBus, ContainerStore, ConversationRetention, ConversationStore, FileStore,
+    GovernanceCounters, LocalCancelBus, PromptStore, QuotaCounter, ResponseStore, RunStore,
+    StoreError, VectorStoreStore,
 };
 use windlass_store::{is_postgres_url, PgOptions, PgStore, SqliteOptions, SqliteStore};
 
@@ -19,6 +21,18 @@ pub struct OpenedStore {
     pub quota: Option<Arc<dyn QuotaCounter>>,
     /// Conversations, in the same database.
     pub conversations: Option<Arc<dyn ConversationStore>>,
+    /// Prompt templates, in the same database.
+    pub prompts: Arc<dyn PromptStore>,
+    /// Conversation retention, in the same database.
+    pub conversation_retention: Arc<dyn ConversationRetention>,
+    /// Governance rate limits and budgets counted in the database (shared
+    /// by replicas); `None`: the gate's in-process counters.
+    pub counters: Option<Arc<dyn GovernanceCounters>>,
+    /// Uploaded files and containers, in the same database.
+    pub files: Arc<dyn FileStore>,
+    pub containers: Arc<dyn ContainerStore>,
+    /// Vector stores, in the same database (what `file_search` searches).
+    pub vector_stores: Arc<dyn VectorStoreStore>,
 }
 
 pub async fn open_store(
@@ -31,10 +45,16 @@ pub async fn open_store(
         let bus = store.cancel_bus().await?;
         return Ok(OpenedStore {
             quota: Some(Arc::new(store.quota())),
+            counters: Some(Arc::new(store.counters())),
             store: store.clone(),
             runs: store.clone(),
             cancel_bus: Arc::new(bus),
-            conversations: Some(store),
+            prompts: store.clone(),
+            conversation_retention: store.clone(),
+            conversations: Some(store.clone()),
+            vector_stores: store.clone(),
+            files: store.clone(),
+            containers: store,
         });
     }
     let store = Arc::new(SqliteStore::open_with(db, sqlite.clone()).await?);
@@ -43,7 +63,13 @@ pub async fn open_store(
         runs: store.clone(),
         cancel_bus: Arc::new(LocalCancelBus),
         quota: None,
-        conversations: Some(store),
+        prompts: store.clone(),
+        counters: None,
+        conversation_retention: store.clone(),
+        conversations: Some(store.clone()),
+        vector_stores: store.clone(),
+        files: store.clone(),
+        containers: store,
     })
 }
 

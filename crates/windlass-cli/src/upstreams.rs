@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use windlass_providers::{
     provider_for, ChatProviderConfig, MaxTokensField, ModelRoute, RouterError, RouterProvider,
-    Upstream, UpstreamKind,
+    Tokenizer, Upstream, UpstreamKind,
 };
 
 /// One `[[upstreams]]` entry as written.
@@ -52,6 +52,54 @@ pub struct UpstreamEntry {
     pub headers: BTreeMap<String, String>,
     /// chat kind only: `max_tokens` (default) or `max_completion_tokens`.
     pub max_tokens_field: Option<MaxTokensFieldArg>,
+    /// How the upstream counts input tokens (`/v1/responses/input_tokens`,
+    /// `truncation: "auto"`): `auto` (default), `llama.cpp`, `vllm`,
+    /// `native`, `none` (an estimate).
+    pub tokenize: Option<TokenizeArg>,
+    /// The models' context length in tokens, when the upstream's model
+    /// metadata does not say it.
+    pub context_length: Option<u64>,
+}
+
+/// `tokenize` as written.
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+pub enum TokenizeArg {
+    #[serde(rename = "auto")]
+    Auto,
+    #[serde(rename = "llama.cpp")]
+    LlamaCpp,
+    #[serde(rename = "vllm")]
+    Vllm,
+    #[serde(rename = "native")]
+    Native,
+    #[serde(rename = "none")]
+    None,
+}
+
+impl TokenizeArg {
+    pub fn tokenizer(self) -> Tokenizer {
+        match self {
+            TokenizeArg::Auto => Tokenizer::Auto,
+            TokenizeArg::LlamaCpp => Tokenizer::LlamaCpp,
+            TokenizeArg::Vllm => Tokenizer::Vllm,
+            TokenizeArg::Native => Tokenizer::Native,
+            TokenizeArg::None => Tokenizer::None,
+        }
+    }
+}
+
+/// Sets how `cfg` counts tokens and its context length, when given.
+pub fn apply_tokens(
+    cfg: &mut ChatProviderConfig,
+    tokenize: Option<TokenizeArg>,
+    context: Option<u64>,
+) {
+    if let Some(t) = tokenize {
+        cfg.tokenizer = t.tokenizer();
+    }
+    if context.is_some() {
+        cfg.context_length = context;
+    }
 }
 
 /// A served model: a name or glob, or a name the client uses for another
@@ -120,6 +168,7 @@ impl UpstreamEntry {
             self.max_retries,
         );
         cfg.ca_file = self.ca_file;
+        apply_tokens(&mut cfg, self.tokenize, self.context_length);
         cfg.extra_headers = self.headers.into_iter().collect();
         if let Some(MaxTokensFieldArg::MaxCompletionTokens) = self.max_tokens_field {
             cfg.max_tokens_field = MaxTokensField::MaxCompletionTokens;

@@ -50,6 +50,10 @@ headers = { "anthropic-beta" = "interleaved-thinking-2025-05-14" }
     assert_eq!(ups[0].provider.first_byte_timeout, Duration::from_secs(120));
     assert_eq!(ups[0].provider.max_retries, 1);
     assert_eq!(ups[1].kind, UpstreamKind::Responses);
+    // Timeouts not given wait as long as the OpenAI SDKs do: ten minutes.
+    assert_eq!(ups[1].provider.first_byte_timeout, Duration::from_secs(600));
+    assert_eq!(ups[1].provider.idle_timeout, Duration::from_secs(600));
+    assert_eq!(ups[0].provider.idle_timeout, Duration::from_secs(600));
     assert_eq!(ups[1].provider.api_key.as_deref(), Some("sk-test"));
     assert_eq!(
         ups[1].provider.ca_file.as_deref(),

@@ -33,7 +33,7 @@ continue it. Write it as notes addressed to yourself, in the conversation's lang
 with the summary only.";
 
 /// The last user turn of a compaction pass, after the conversation.
-const COMPACTION_REQUEST: &str = "Write the summary of the conversation above now.";
+pub(crate) const COMPACTION_REQUEST: &str = "Write the summary of the conversation above now.";
 
 /// How a summary is introduced to the upstream model.
 const SUMMARY_HEADER: &str = "Summary of the earlier conversation (it replaces that history):\n";

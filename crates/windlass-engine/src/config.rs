@@ -79,6 +79,12 @@ pub struct EngineConfig {
     /// The loop's task-success techniques (the completion check is on when
     /// either this or `completion_check` says so).
     pub techniques: Techniques,
+    /// Hosted tool types (`file_search`, `web_search`, `code_interpreter`;
+    /// `*` for all) a request may carry although no executor serves them:
+    /// they are left out (the response lists them in `PreparedRun::
+    /// dropped_tools`) instead of the request being refused. Default:
+    /// `web_search`, which Codex CLI sends on every request.
+    pub drop_unserved_hosted: Vec<String>,
 }
 
 impl Default for EngineConfig {
@@ -96,6 +102,7 @@ impl Default for EngineConfig {
             tool_error_threshold: None,
             completion_check: false,
             techniques: Techniques::default(),
+            drop_unserved_hosted: vec!["web_search".to_owned()],
         }
     }
 }

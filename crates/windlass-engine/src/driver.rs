@@ -78,7 +78,9 @@ impl Engine {
     ) -> RunOutcome {
         let inner = &*self.inner;
         let deadline = Deadline::start(inner.config.max_response_time, cancel);
-        let out = Emitter::new(run.response.clone(), sink, deadline.outer().clone());
+        let out = Emitter::new(run.response.clone(), sink, deadline.outer().clone())
+            .with_include(run.request.include.clone().unwrap_or_default());
+        let fit = context_fit::Fit::new(&run.request);
         let mut d = Driver {
             inner,
             state: initial_state(&run),
@@ -90,7 +92,7 @@ impl Engine {
             check: None,
             turn_at: 0,
             force: false,
-            fit: context_fit::Fit::default(),
+            fit,
         };
         d.out
             .emit_snapshot(|response| EventData::Created { response })
@@ -284,14 +286,20 @@ impl Driver<'_, '_> {
         span: &Span,
         cancel: &CancellationToken,
     ) -> Result<Result<TurnOutcome, TurnError>, Ending> {
-        let request = crate::upstream::model_request(
-            &self.run,
-            &self.out.response.output,
-            turn,
-            self.run.stream(),
-            &self.hidden,
-            std::mem::take(&mut self.force),
-        );
+        let (run, hidden) = (&self.run, &self.hidden);
+        let force = std::mem::take(&mut self.force);
+        let build = |output: &[Item]| {
+            crate::upstream::model_request(run, output, turn, run.stream(), hidden, force)
+        };
+        let request = context_fit::fitted_request(
+            self.inner,
+            run,
+            &mut self.out,
+            &mut self.usage,
+            build,
+            cancel,
+        )
+        .await?;
         let stream = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(Ending::Cancelled),
@@ -363,6 +371,8 @@ impl Driver<'_, '_> {
             response_id: self.run.response.id.clone(),
             cancel: cancel.child_token(),
             turn: self.state.turns,
+            tenant: self.run.tenant.clone(),
+            hosted: None,
         };
         let ran = execute_calls(self.inner, &self.run, &mut self.out, plan, &ctx)
             .await
@@ -415,10 +425,13 @@ async fn turn_gate(
 /// was cut short.
 async fn close_open_items(out: &mut Emitter<'_>, paused: bool) {
     for idx in out.open_items() {
-        if let Item::McpCall(c) = out.item_mut(idx) {
-            if !paused {
-                c.status = Some(McpCallStatus::Incomplete);
+        match out.item_mut(idx) {
+            Item::McpCall(c) => {
+                if !paused {
+                    c.status = Some(McpCallStatus::Incomplete);
+                }
             }
+            item => crate::hosted::calls::close_unrun(item, paused),
         }
         out.item_done(idx).await;
     }

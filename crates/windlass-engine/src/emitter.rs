@@ -27,6 +27,8 @@ pub(crate) struct Emitter<'s> {
     /// The run's counts and trace, kept from its run events.
     pub stats: RunStats,
     pub trace: TraceRecorder,
+    /// The request's `include`: events show hosted items cut to it.
+    include: Vec<String>,
 }
 
 impl<'s> Emitter<'s> {
@@ -50,7 +52,14 @@ impl<'s> Emitter<'s> {
             client_gone: false,
             open: Vec::new(),
             held: None,
+            include: Vec::new(),
         }
+    }
+
+    /// Events show hosted items as a client that sent `include` sees them.
+    pub fn with_include(mut self, include: Vec<String>) -> Self {
+        self.include = include;
+        self
     }
 
     /// Whether events are wanted; callers skip building them otherwise.
@@ -60,7 +69,7 @@ impl<'s> Emitter<'s> {
 
     /// Sends one event. A closed receiver cancels the response: nobody is
     /// listening, so the upstream call and running tools stop.
-    pub async fn emit(&mut self, data: EventData) {
+    pub async fn emit(&mut self, mut data: EventData) {
         if !self.on() {
             return;
         }
@@ -68,6 +77,7 @@ impl<'s> Emitter<'s> {
             held.push(data);
             return;
         }
+        windlass_protocol::include::present_event(&mut data, &self.include);
         let event = StreamEvent {
             data,
             sequence_number: self.seq,
@@ -122,6 +132,26 @@ impl<'s> Emitter<'s> {
             self.response.output.push(item);
         }
         output_index
+    }
+
+    /// Appends an item to the output without announcing it yet (a call
+    /// whose final form is only known once its arguments are complete);
+    /// `announce_done` announces it, final.
+    pub fn reserve_item(&mut self, item: Item) -> usize {
+        let output_index = self.response.output.len();
+        self.open.push(output_index);
+        self.response.output.push(item);
+        output_index
+    }
+
+    /// Announces a reserved item in its final form: `added` then `done`.
+    pub async fn announce_done(&mut self, output_index: usize) {
+        if self.on() {
+            let item = self.response.output[output_index].clone();
+            self.emit(EventData::OutputItemAdded { output_index, item })
+                .await;
+        }
+        self.item_done(output_index).await;
     }
 
     /// Announces that the item at `output_index` is final.

@@ -65,7 +65,8 @@ pub enum FailureKind {
     UnsupportedForUpstream,
     /// A declared MCP server could not list its tools.
     McpListToolsFailed,
-    /// The transcript would outgrow the model's context (truncation off).
+    /// The transcript does not fit the model's context, even after what
+    /// `truncation: "auto"` / `context_management` may drop.
     ContextLengthExceeded,
     /// The finished response could not be stored.
     Storage,

@@ -11,10 +11,13 @@ use windlass_protocol::{FunctionCallOutput, Item, ItemStatus, ToolOutput};
 
 use crate::emitter::Emitter;
 use crate::engine::EngineInner;
+use crate::hosted;
 use crate::mcp::calls;
 use crate::ports::agent::events::{CallOutcome, CallResult, RunEvent};
 use crate::ports::agent::mcp::McpError;
-use crate::ports::agent::tools::{ToolCall, ToolContext, ToolError, ToolResult};
+use crate::ports::agent::tools::{
+    HostedCall, HostedProgress, Progress, ToolCall, ToolContext, ToolError, ToolOrigin, ToolResult,
+};
 use crate::prepared::PreparedRun;
 use crate::spans;
 use crate::state::{Disposition, PendingCall, Runner};
@@ -57,22 +60,39 @@ pub(crate) async fn execute_calls(
         .iter()
         .filter(|p| matches!(p.disposition, Disposition::Execute { .. }))
         .count() as u64;
-    // MCP calls get their item and `in_progress` event before any runs.
+    // MCP calls get their item and `in_progress` event before any runs;
+    // hosted calls' items (open since the model's turn) their working stage.
     let mut mcp_items: HashMap<String, usize> = HashMap::new();
+    let mut hosted_items: HashMap<String, usize> = HashMap::new();
     for p in &plan {
         if let Some((label, tool)) = mcp_target(run, &p.call) {
             let idx = calls::start_call(out, &run.mcp, &p.call, &label, &tool).await;
             mcp_items.insert(p.call.call_id.clone(), idx);
+        } else if let Some(idx) = hosted_item(out, run, &p.call) {
+            if matches!(p.disposition, Disposition::Execute { .. }) {
+                hosted::calls::start(out, idx).await;
+            }
+            hosted_items.insert(p.call.call_id.clone(), idx);
         }
     }
+    let (progress_tx, mut progress) = tokio::sync::mpsc::unbounded_channel();
     let mut results = stream::iter(plan)
-        .map(|p| run_one(inner, run, ctx, p))
+        .map(|p| {
+            let ctx = hosted_context(run, ctx, &p.call, &progress_tx);
+            run_one(inner, run, ctx, p)
+        })
         .buffered(fan_out);
     let mut failed = Vec::new();
     loop {
         let next = tokio::select! {
             biased;
             _ = ctx.cancel.cancelled() => return None,
+            Some((item_id, p)) = progress.recv() => {
+                if let Some(&idx) = hosted_items.get(&item_id) {
+                    hosted::calls::progress(out, idx, p).await;
+                }
+                continue;
+            }
             next = results.next() => next,
         };
         let Some(done) = next else {
@@ -91,9 +111,13 @@ pub(crate) async fn execute_calls(
             duration: done.duration,
             output_bytes: output_bytes(&done.result.output),
         };
-        match mcp_items.get(&done.call.call_id) {
-            Some(&idx) => calls::finish_call(out, idx, done.result, done.protocol).await,
-            None => {
+        match (
+            mcp_items.get(&done.call.call_id),
+            hosted_items.get(&done.call.call_id),
+        ) {
+            (Some(&idx), _) => calls::finish_call(out, idx, done.result, done.protocol).await,
+            (None, Some(&idx)) => hosted::calls::finish(out, idx, done.result).await,
+            (None, None) => {
                 out.add_done_item(output_item(&done.call, done.result))
                     .await;
             }
@@ -117,13 +141,46 @@ fn mcp_target(run: &PreparedRun, call: &ToolCall) -> Option<(String, String)> {
             Some((label, tool))
         }
         CallKind::Function | CallKind::Shaped(_) => run.mcp.targets.get(&call.call_id).cloned(),
+        CallKind::Hosted(_) => None,
     }
+}
+
+/// The open item of a hosted call (its id is the call's id).
+fn hosted_item(out: &Emitter<'_>, run: &PreparedRun, call: &ToolCall) -> Option<usize> {
+    if !matches!(run.tools.call_kind(&call.name), CallKind::Hosted(_)) {
+        return None;
+    }
+    let idx = out
+        .response
+        .output
+        .iter()
+        .position(|it| it.id() == Some(call.call_id.as_str()))?;
+    out.is_open(idx).then_some(idx)
+}
+
+/// The round's context, with the hosted tool, item id and progress channel
+/// when the call is to a hosted tool.
+fn hosted_context(
+    run: &PreparedRun,
+    ctx: &ToolContext,
+    call: &ToolCall,
+    tx: &tokio::sync::mpsc::UnboundedSender<(String, HostedProgress)>,
+) -> ToolContext {
+    let mut ctx = ctx.clone();
+    if let Some(ToolOrigin::Hosted(tool)) = run.tools.get(&call.name).map(|d| &d.origin) {
+        ctx.hosted = Some(HostedCall {
+            tool: (**tool).clone(),
+            item_id: call.call_id.clone(),
+            progress: Progress::new(call.call_id.clone(), tx.clone()),
+        });
+    }
+    ctx
 }
 
 async fn run_one(
     inner: &EngineInner,
     run: &PreparedRun,
-    ctx: &ToolContext,
+    ctx: ToolContext,
     pending: PendingCall,
 ) -> Done {
     let PendingCall { call, disposition } = pending;
@@ -146,7 +203,7 @@ async fn run_one(
         }
     };
     let span = spans::tool_call(&call, ctx.turn);
-    run_call(inner, run, ctx, call, runner, arguments)
+    run_call(inner, run, &ctx, call, runner, arguments)
         .instrument(span)
         .await
 }

@@ -105,6 +105,7 @@ pub(crate) async fn finalize(
         failure,
         stats,
         trace,
+        include: run.request.include.clone().unwrap_or_default(),
     }
 }
 

@@ -1,5 +1,8 @@
 //! The Windlass engine: one agent loop for every surface, and its ports.
 //!
+//! Layer: depends only on `windlass-protocol`; it knows nothing of HTTP, SQL or
+//! the MCP wire: adapters implement its ports in their own crates.
+//!
 //! A surface builds a [`CreateResponseRequest`](windlass_protocol::CreateResponseRequest)
 //! and a [`RunContext`] (tenant, caller, what it kept itself), calls
 //! [`Engine::prepare`] (all validation; nothing written on refusal) and then
@@ -13,6 +16,7 @@ mod clock;
 pub mod compaction;
 pub mod config;
 mod context_fit;
+mod count;
 mod deadline;
 mod driver;
 mod emitter;
@@ -20,6 +24,7 @@ mod engine;
 pub mod error;
 mod execute;
 mod finish;
+mod hosted;
 mod mcp;
 pub mod naming;
 pub mod outcome;
@@ -34,11 +39,14 @@ pub mod tooling;
 pub mod trace;
 mod turn;
 pub mod upstream;
+mod warmup;
 
 pub use compaction::{CompactError, COMPACTION_PROMPT};
 pub use config::*;
+pub use count::CountError;
 pub use engine::{Engine, EngineBuilder};
 pub use error::*;
+pub use hosted::definition as hosted_definition;
 pub use naming::{mcp_tool_name, valid_name};
 pub use outcome::*;
 pub use ports::agent::conversations::*;

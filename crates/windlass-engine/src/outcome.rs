@@ -88,10 +88,24 @@ pub struct RunStats {
 /// The result of a run.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
+    /// The response as stored: hosted items complete (what the loop
+    /// replays). A client sees [`RunOutcome::client_response`].
     pub response: ResponseResource,
     pub termination: Termination,
     /// Why it failed, when it did.
     pub failure: Option<RunFailure>,
     pub stats: RunStats,
     pub trace: Trace,
+    /// The request's `include`.
+    pub include: Vec<String>,
+}
+
+impl RunOutcome {
+    /// The response as the client sees it: hosted items cut to what the
+    /// request's `include` asked for.
+    pub fn client_response(&self) -> ResponseResource {
+        let mut r = self.response.clone();
+        windlass_protocol::include::present_response(&mut r, &self.include);
+        r
+    }
 }

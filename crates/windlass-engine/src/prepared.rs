@@ -41,6 +41,10 @@ pub struct PreparedRun {
     /// History and input in upstream form, built on the first model turn
     /// and shared by every later one (neither changes during a run).
     pub(crate) upstream_head: OnceLock<Arc<[Item]>>,
+    /// Hosted tool types of the request left out because nothing serves
+    /// them here (the operator's `drop_unserved_hosted`); surfaces tell the
+    /// client (the `x-windlass-dropped-tools` header).
+    pub(crate) dropped_tools: Vec<String>,
 }
 
 impl PreparedRun {
@@ -48,9 +52,24 @@ impl PreparedRun {
         &self.response.id
     }
 
+    /// Hosted tool types of the request that were left out, unserved.
+    pub fn dropped_tools(&self) -> &[String] {
+        &self.dropped_tools
+    }
+
     /// Whether the client asked for a stream.
     pub fn stream(&self) -> bool {
         self.request.stream == Some(true)
+    }
+
+    /// Whether stream delta events get obfuscation padding
+    /// (`stream_options.include_obfuscation`, on unless turned off).
+    pub fn obfuscation(&self) -> bool {
+        self.request
+            .stream_options
+            .as_ref()
+            .and_then(|o| o.include_obfuscation)
+            .unwrap_or(true)
     }
 
     pub fn store(&self) -> bool {

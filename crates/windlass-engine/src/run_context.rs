@@ -2,7 +2,7 @@
 //! a request that the request body does not say: whose it is, who asked, and
 //! what the surface kept itself.
 
-use windlass_protocol::Item;
+use windlass_protocol::{Item, PromptParam};
 
 use crate::config::ClientToolsStatus;
 use crate::ports::agent::store::DEFAULT_TENANT;
@@ -26,6 +26,7 @@ pub struct RunContext {
     pub(crate) client_tools_status: Option<ClientToolsStatus>,
     pub(crate) known: Option<Vec<Item>>,
     pub(crate) identity: Option<Identity>,
+    pub(crate) prompt: Option<PromptParam>,
 }
 
 /// A response's id and creation time, fixed by the caller.
@@ -52,6 +53,7 @@ impl RunContext {
             client_tools_status: None,
             known: None,
             identity: None,
+            prompt: None,
         }
     }
 
@@ -82,6 +84,13 @@ impl RunContext {
             id: id.into(),
             created_at,
         });
+        self
+    }
+
+    /// The stored prompt the surface resolved into this request's
+    /// instructions and input: echoed on the response as `prompt`.
+    pub fn prompt(mut self, prompt: impl Into<Option<PromptParam>>) -> Self {
+        self.prompt = prompt.into();
         self
     }
 

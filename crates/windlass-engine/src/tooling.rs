@@ -4,6 +4,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
+use windlass_protocol::hosted_replay::HostedKind;
+
 use crate::client_shapes::ClientShape;
 use crate::ports::agent::provider::ModelTool;
 use crate::ports::agent::tools::{ToolDefinition, ToolExecutor, ToolOrigin, ToolOwner};
@@ -43,6 +45,9 @@ pub enum CallKind {
     },
     /// A client call in OpenAI's namespaced or custom form.
     Shaped(ClientShape),
+    /// A hosted tool the gateway runs: the call is its own item
+    /// (`file_search_call`, ...), not a function call.
+    Hosted(HostedKind),
 }
 
 impl ToolSet {
@@ -129,6 +134,7 @@ impl ToolSet {
                     CallKind::Mcp { label, tool }
                 }
             }
+            Some(ToolOrigin::Hosted(h)) => CallKind::Hosted(h.kind),
             _ => match self.shapes.get(name) {
                 Some(shape) => CallKind::Shaped(shape.clone()),
                 None => CallKind::Function,

@@ -3,7 +3,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use windlass_protocol::{FunctionCall, FunctionCallOutput, Item, ItemStatus, McpCall, ToolOutput};
+use windlass_protocol::hosted_replay;
+use windlass_protocol::{
+    FunctionCall, FunctionCallOutput, Item, ItemStatus, McpCall, Role, ToolOutput,
+};
 
 use crate::naming::mcp_tool_name;
 use crate::ports::agent::provider::{ModelRequest, ModelToolChoice, Transcript};
@@ -22,7 +25,19 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
         | Item::CustomToolCallOutput(_) => {
             out.extend(crate::client_shapes::upstream_item(item).map(replayable))
         }
+        // OpenAI's client-executed types and their outputs, likewise.
+        Item::ShellCall(_)
+        | Item::ShellCallOutput(_)
+        | Item::LocalShellCall(_)
+        | Item::LocalShellCallOutput(_)
+        | Item::ApplyPatchCall(_)
+        | Item::ApplyPatchCallOutput(_)
+        | Item::ComputerCall(_)
+        | Item::ComputerCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
         Item::Compaction(c) => out.extend(crate::compaction::summary_message(c)),
+        Item::FileSearchCall(_) | Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) => {
+            push_hosted(out, item)
+        }
         Item::McpCall(c) => {
             out.push(Item::FunctionCall(FunctionCall {
                 id: None,
@@ -76,10 +91,44 @@ fn replayable(item: Item) -> Item {
     }
 }
 
+/// A hosted item as the model saw it: its function call (call_id = the
+/// item's id) and the output rendered from the item.
+fn push_hosted(out: &mut Vec<Item>, item: &Item) {
+    let (Some((name, arguments)), Some(text), Some(id)) = (
+        hosted_replay::replay_call(item),
+        hosted_replay::model_text(item),
+        item.id(),
+    ) else {
+        return;
+    };
+    out.push(Item::FunctionCall(FunctionCall {
+        id: None,
+        call_id: id.to_owned(),
+        name: name.to_owned(),
+        arguments,
+        namespace: None,
+        status: Some(ItemStatus::Completed),
+    }));
+    out.push(Item::FunctionCallOutput(FunctionCallOutput {
+        id: None,
+        call_id: id.to_owned(),
+        output: ToolOutput::Text(text),
+        status: Some(ItemStatus::Completed),
+        is_error: (!hosted_replay::succeeded(item)).then_some(true),
+    }));
+}
+
 /// The transcript as the upstream sees it. An `mcp_call` paused in a parent
 /// response is stored again, finished, by the continuation that ran it; the
 /// latest version stands in at the first position and later ones are skipped.
+///
+/// A `compaction` item stands for everything before it but the user's
+/// messages (what `/responses/compact` and `context_management` keep):
+/// only those and what follows the last compaction go up (see
+/// [`after_compaction`]).
 pub(crate) fn upstream_transcript<'a>(items: impl Iterator<Item = &'a Item> + Clone) -> Vec<Item> {
+    let ordered = after_compaction(items.collect());
+    let items = ordered.iter().copied();
     let mut latest: HashMap<&str, &McpCall> = HashMap::new();
     for item in items.clone() {
         if let Item::McpCall(c) = item {
@@ -99,6 +148,32 @@ pub(crate) fn upstream_transcript<'a>(items: impl Iterator<Item = &'a Item> + Cl
             other => push_upstream(&mut out, other),
         }
     }
+    out
+}
+
+/// The chain as the model reads it after its last compaction: the user's
+/// messages up to the last item the compaction replaced, the summary, the
+/// user's messages after that item (the turn being answered, when the
+/// compaction happened while answering it), then what followed.
+fn after_compaction(items: Vec<&Item>) -> Vec<&Item> {
+    let Some(cut) = items.iter().rposition(|i| matches!(i, Item::Compaction(_))) else {
+        return items;
+    };
+    let is_user = |i: &Item| matches!(i, Item::Message(m) if m.role == Role::User);
+    // Nothing but user messages before it (a `/responses/compact` window
+    // given back): they all stay before the summary.
+    let replaced = items[..cut]
+        .iter()
+        .rposition(|i| !is_user(i))
+        .map_or(cut, |at| at + 1);
+    let mut out: Vec<&Item> = items[..replaced]
+        .iter()
+        .copied()
+        .filter(|i| is_user(i))
+        .collect();
+    out.push(items[cut]);
+    out.extend(&items[replaced..cut]);
+    out.extend(&items[cut + 1..]);
     out
 }
 
@@ -138,9 +213,13 @@ pub(crate) fn model_request(
 ) -> ModelRequest {
     let tail = with_hidden(output, hidden);
     let tail = tail.iter().copied();
-    let transcript = if output.iter().any(|i| matches!(i, Item::McpCall(_))) {
+    let whole = output
+        .iter()
+        .any(|i| matches!(i, Item::McpCall(_) | Item::Compaction(_)));
+    let transcript = if whole {
         // A continuation's output may hold the finished version of an MCP
         // call its history paused: deduplicated over the whole transcript.
+        // A compaction in the output replaces what came before it.
         Transcript::from(upstream_transcript(
             run.history.iter().chain(&run.input).chain(tail),
         ))
@@ -310,5 +389,35 @@ mod tests {
         let next = Transcript::new(shared.clone(), Vec::new());
         assert_eq!(Arc::strong_count(&shared), 3);
         assert_eq!(next.iter().count(), shared.len());
+    }
+
+    #[test]
+    fn a_compaction_replaces_what_came_before_it_but_the_users_messages() {
+        let sealed = crate::compaction::seal("the summary");
+        let chain = items(json!([
+            {"type": "message", "role": "user", "content": "u1"},
+            {"type": "message", "role": "assistant", "content": "long answer"},
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "big output"},
+            {"type": "message", "role": "user", "content": "u2"},
+            {"type": "compaction", "encrypted_content": sealed},
+            {"type": "message", "role": "assistant", "content": "after"},
+        ]));
+        let texts: Vec<String> = upstream_transcript(chain.iter())
+            .iter()
+            .map(|i| match i {
+                Item::Message(m) => match &m.content {
+                    MessageContent::Text(t) => t.clone(),
+                    MessageContent::Parts(_) => "parts".to_owned(),
+                },
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(texts.len(), 4, "{texts:?}");
+        assert_eq!(texts[0], "u1");
+        assert!(texts[1].ends_with("the summary"), "{texts:?}");
+        // The turn being answered when the compaction happened stays last.
+        assert_eq!(texts[2], "u2");
+        assert_eq!(texts[3], "after");
     }
 }

@@ -3,6 +3,7 @@
 //! status), seen through the prepared run, the policy, the model request
 //! and the saved response. The model and the store are small in-test
 //! adapters: the engine crate depends on no implementation of its ports.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -2,6 +2,9 @@
 //! checked before every server-side tool call (built-ins, MCP tools, SDK
 //! tools), configured by the operator in `[governance]` and per API key.
 //!
+//! Layer: an adapter; depends on `windlass-engine` and `windlass-protocol` only,
+//! never on a surface (`windlass-server`, `windlass`, `windlass-cli`) or another adapter.
+//!
 //! - rate limits per key and per key and tool (a limited call becomes an
 //!   error output the model sees; the response goes on);
 //! - autonomy level: `read_only`, `supervised` (writes and commands wait for

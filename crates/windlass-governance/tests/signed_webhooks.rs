@@ -3,6 +3,7 @@
 //! checked by Windlass's verifier and, where a Python with the reference
 //! library `standardwebhooks` (PyPI) is found (`WINDLASS_TEST_PYTHON`, else
 //! the repository's `.venv-test`), by that library too.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

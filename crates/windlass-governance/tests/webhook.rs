@@ -1,5 +1,6 @@
 //! The policy webhook against a real local HTTP server: allow, deny,
 //! rewrite (checked again), require approval, and failing closed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -248,6 +248,10 @@ pub struct FileSearchCall {
     pub status: FileSearchCallStatus,
     #[serde(default)]
     pub results: Option<Vec<FileSearchResult>>,
+    /// Windlass extension: why the search failed (status `failed`), as the
+    /// model was told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl FileSearchCall {

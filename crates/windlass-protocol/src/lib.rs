@@ -1,6 +1,8 @@
 //! OpenResponses wire types (spec release 2026-04-24) plus the OpenAI
 //! Responses extensions real clients parse (MCP items, `requires_action`).
 //!
+//! Layer: the innermost crate; it depends on no Windlass crate.
+//!
 //! Pure data: serde only, no I/O. Unknown item, content, tool and event types
 //! deserialize into an `Unknown` variant that keeps the raw JSON, so nothing a
 //! client sends is lost between parsing and validation.
@@ -14,6 +16,7 @@
 
 mod open_enum;
 
+pub mod anthropic;
 pub mod apply_patch;
 pub mod callers;
 pub mod client_tools;
@@ -27,6 +30,8 @@ pub mod error;
 pub mod events;
 pub mod file_search;
 pub mod files;
+pub mod hosted_render;
+pub mod hosted_replay;
 pub mod ids;
 pub mod image_generation;
 pub mod include;

@@ -61,6 +61,13 @@ pub struct CreateResponseRequest {
     pub prompt_cache_key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
+    /// Server-side compaction when the transcript grows past a threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_management: Option<Vec<ContextManagement>>,
+    /// A stored prompt template (`id`, `version`, `variables`); the surface
+    /// resolves it into `instructions` and `input` before prepare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<crate::prompts::PromptParam>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,7 +137,9 @@ impl<'de> Deserialize<'de> for Input {
     }
 }
 
+/// Unknown keys are refused, as in [`TextParam`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StreamOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_obfuscation: Option<bool>,
@@ -218,6 +227,38 @@ pub enum Truncation {
     Auto,
     #[default]
     Disabled,
+}
+
+/// One `context_management` entry. `type` is `compaction` (the only kind
+/// OpenAI has); `compact_threshold` is the input size, in tokens, past which
+/// the transcript is compacted (the model's context length when absent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextManagement {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_threshold: Option<u64>,
+}
+
+impl ContextManagement {
+    pub const COMPACTION: &'static str = "compaction";
+}
+
+/// `POST /v1/responses/input_tokens`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputTokenCount {
+    /// `response.input_tokens`.
+    pub object: String,
+    pub input_tokens: u64,
+    /// Windlass's extension: `upstream` (the upstream's own tokenizer
+    /// counted) or `estimate` (it has none; see docs/upstream-fields.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_method: Option<String>,
+}
+
+impl InputTokenCount {
+    pub const OBJECT: &'static str = "response.input_tokens";
 }
 
 /// `conversation` on create: an id, or `{"id": ...}` (OpenAI accepts both).

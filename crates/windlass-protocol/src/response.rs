@@ -94,6 +94,9 @@ pub struct ResponseResource {
     /// (`{"id": "conv_..."}`); absent when it belongs to none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<ConversationRef>,
+    /// The stored prompt the request named, echoed as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<crate::prompts::PromptParam>,
 }
 
 /// A response's `conversation`: the conversation's id.

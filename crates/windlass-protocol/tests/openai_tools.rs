@@ -7,6 +7,7 @@
 //! official OpenAI Python SDK (`openai/types/responses/*.py`,
 //! `openai/types/container*.py`): each must parse into its typed variant (not
 //! `Unknown`) and serialize back to exactly the same JSON.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use serde_json::{json, Value};
 use windlass_protocol::include::{present, HOSTED_INCLUDES};

@@ -2,6 +2,7 @@
 //! open enums (unknown types kept, known types with bad fields rejected by
 //! name), `tool_choice`, the request's `extra`, the response status state
 //! machine, usage accounting and ids.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use serde_json::{json, Value};
 use windlass_protocol::ids::{new_id, prefix};
@@ -495,7 +496,7 @@ fn unknown_request_fields_land_in_extra() {
         "model": "m",
         "input": "hi",
         "future_field": "conv_1",
-        "prompt": {"id": "p"},
+        "moderation": {"type": "auto"},
         "temperature": 0.5
     }))
     .unwrap();
@@ -503,14 +504,14 @@ fn unknown_request_fields_land_in_extra() {
     assert_eq!(req.temperature, Some(0.5));
     assert_eq!(req.extra.len(), 2, "extra = {:?}", req.extra);
     assert_eq!(req.extra["future_field"], json!("conv_1"));
-    assert_eq!(req.extra["prompt"], json!({"id": "p"}));
+    assert_eq!(req.extra["moderation"], json!({"type": "auto"}));
     // Known fields never land in extra.
     assert!(!req.extra.contains_key("model"));
     assert!(!req.extra.contains_key("temperature"));
     // And extra fields are re-serialized at the top level.
     let back = serde_json::to_value(&req).unwrap();
     assert_eq!(back["future_field"], json!("conv_1"));
-    assert_eq!(back["prompt"], json!({"id": "p"}));
+    assert_eq!(back["moderation"], json!({"type": "auto"}));
 }
 
 #[test]

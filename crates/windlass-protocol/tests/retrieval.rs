@@ -1,6 +1,7 @@
 //! Wire types of files, vector stores and `file_search`: OpenAI's shapes
 //! parse into typed values and serialize back unchanged; filters evaluate
 //! as documented; bad values are refused by name.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use serde_json::{json, Value};
 use windlass_protocol::ids::{new_file_id, new_id, prefix};

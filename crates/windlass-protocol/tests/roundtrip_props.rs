@@ -1,6 +1,7 @@
 //! Property: every wire type survives `from_str(to_string(x)) == x`, for
 //! random values of every variant, including the MCP extensions and
 //! `Unknown` values with random unknown types.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use proptest::collection::{btree_map, vec};
 use proptest::option::of;
@@ -717,6 +718,8 @@ fn create_request() -> impl Strategy<Value = CreateResponseRequest> {
             allowed_tools,
             client_metadata: None,
             conversation: None,
+            context_management: None,
+            prompt: None,
             extra,
         },
     )
@@ -875,6 +878,7 @@ fn response() -> BoxedStrategy<ResponseResource> {
                 allowed_tools,
                 user,
                 conversation,
+                prompt: None,
             },
         )
         .boxed()

@@ -13,6 +13,7 @@
 //! steered by the `OVERRIDES` and `EXTRA_REQUIRED` tables below, each entry
 //! with its reason; a test checks that every entry still names a real schema
 //! property, so the tables cannot silently go stale.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -989,6 +990,7 @@ fn sample_response() -> ResponseResource {
         allowed_tools: None,
         user: None,
         conversation: None,
+        prompt: None,
     }
 }
 

@@ -26,7 +26,8 @@ pub struct ChatProviderConfig {
     pub connect_timeout: Duration,
     /// Time allowed from sending the request until the response headers,
     /// and for a streamed turn until the first body chunk too (prefill of a
-    /// long prompt happens here, so this is generous by default).
+    /// long prompt happens here, so this is generous by default: see
+    /// [`DEFAULT_UPSTREAM_TIMEOUT`]).
     pub first_byte_timeout: Duration,
     /// Time allowed between two body chunks once the first one arrived.
     pub idle_timeout: Duration,
@@ -81,6 +82,15 @@ impl ChatProviderConfig {
     }
 }
 
+/// The default first-byte and idle timeouts: ten minutes, the OpenAI SDKs'
+/// default request timeout (a read may wait that long), so the gateway never
+/// gives up on a model its clients would still wait for. A small model on a
+/// busy CPU can take minutes to prefill (more than 60 s was measured for a
+/// 1.5B model on llama.cpp under load). Streams stay open meanwhile
+/// (`: keep-alive` comments); an operator who wants a stalled upstream to end
+/// sooner lowers these per upstream or sets a response time budget.
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(600);
+
 impl Default for ChatProviderConfig {
     /// vLLM's default address with the documented timeouts and retries.
     fn default() -> Self {
@@ -88,8 +98,8 @@ impl Default for ChatProviderConfig {
             base_url: "http://127.0.0.1:8000/v1".into(),
             api_key: None,
             connect_timeout: Duration::from_secs(5),
-            first_byte_timeout: Duration::from_secs(60),
-            idle_timeout: Duration::from_secs(60),
+            first_byte_timeout: DEFAULT_UPSTREAM_TIMEOUT,
+            idle_timeout: DEFAULT_UPSTREAM_TIMEOUT,
             max_retries: 2,
             extra_headers: Vec::new(),
             max_tokens_field: MaxTokensField::MaxTokens,

@@ -144,9 +144,12 @@ fn anthropic_maps_tier_user_and_effort() {
     assert_eq!(v["service_tier"], "standard_only");
 }
 
+/// Sets one field of a request.
+type Setter = fn(&mut ModelRequest);
+
 #[test]
 fn anthropic_refuses_what_would_change_the_answer() {
-    type Case = (fn(&mut ModelRequest), &'static str);
+    type Case = (Setter, &'static str);
     let cases: [Case; 5] = [
         (|r| r.logprobs = true, "include"),
         (|r| r.top_logprobs = Some(1), "top_logprobs"),

@@ -1,6 +1,9 @@
 //! Model providers for Windlass: every upstream kind is one implementation
 //! of the engine's `ModelProvider` port.
 //!
+//! Layer: an adapter; depends on `windlass-engine` and `windlass-protocol` only,
+//! never on a surface (`windlass-server`, `windlass`, `windlass-cli`) or another adapter.
+//!
 //! * [`ChatCompletionsProvider`]: OpenAI-compatible `/v1/chat/completions`
 //!   (vLLM, llama.cpp, Ollama, LiteLLM, OpenAI).
 //! * [`ResponsesProvider`]: `/v1/responses`, one stateless call per turn.
@@ -37,7 +40,7 @@ mod wire;
 pub use anthropic::AnthropicWire;
 pub use chat::ChatWire;
 pub use codec::{EventDecoder, WireCodec};
-pub use config::{ChatProviderConfig, MaxTokensField, Tokenizer};
+pub use config::{ChatProviderConfig, MaxTokensField, Tokenizer, DEFAULT_UPSTREAM_TIMEOUT};
 pub use embeddings::{EmbeddingsClient, DEFAULT_BATCH as DEFAULT_EMBEDDING_BATCH};
 pub use glob::glob_match;
 pub use provider::{ChatCompletionsProvider, HttpProvider};

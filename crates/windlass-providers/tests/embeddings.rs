@@ -1,5 +1,6 @@
 //! The embeddings client over real HTTP: batches, order by `index`, the
 //! transport's retries on 503, errors named, the key sent as a bearer.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

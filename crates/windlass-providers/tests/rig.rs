@@ -1,6 +1,7 @@
 //! Against the rig's real llama.cpp server (`../shared/rig`), when
 //! `WINDLASS_RIG_LLAMA` names its API root (`http://127.0.0.1:8081/v1`);
 //! without it these tests only say they did not run.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use futures::StreamExt;
 use serde_json::{json, Value};

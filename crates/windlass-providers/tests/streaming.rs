@@ -1,4 +1,5 @@
 //! The provider against a local fake upstream: successful turns.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! An upstream on loopback behind a certificate from a throwaway CA: works
 //! with that CA as `ca_file`, fails with a clear error without it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use std::path::PathBuf;
 use std::sync::Arc;

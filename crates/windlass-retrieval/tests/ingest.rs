@@ -3,6 +3,7 @@
 //! files failed with OpenAI's codes; embedding failures and model mismatches
 //! failed, never half-indexed; a worker that dies mid-ingestion leaves
 //! nothing stuck.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

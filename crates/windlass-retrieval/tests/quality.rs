@@ -3,6 +3,7 @@
 //! `WINDLASS_TEST_EMBED`) through the embeddings client, and recall@5 on
 //! the fixed corpus of `tests/retrieval/` (34 questions whose answer chunk
 //! is known), keyword-only always, hybrid with the real model.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

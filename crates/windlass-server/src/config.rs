@@ -75,6 +75,8 @@ pub struct ServerConfig {
     /// other bytes on a stream (proxies close silent connections); `None`:
     /// never.
     pub sse_keepalive: Option<Duration>,
+    /// The Messages surface (`[server.messages]`).
+    pub messages: crate::messages::config::MessagesConfig,
 }
 
 /// `GET /metrics` (Prometheus), `[server.metrics]`.
@@ -114,6 +116,7 @@ impl Default for ServerConfig {
             tenants: HashMap::new(),
             shutdown_grace: Duration::from_secs(30),
             sse_keepalive: Some(Duration::from_secs(15)),
+            messages: Default::default(),
         }
     }
 }
@@ -158,6 +161,9 @@ pub struct ServerFile {
     /// Seconds of silence on an SSE stream before a `: keep-alive` comment
     /// (0: none).
     pub sse_keepalive_secs: Option<u64>,
+    /// The Messages surface (`/v1/messages`).
+    #[serde(default)]
+    pub messages: crate::messages::config::MessagesConfig,
 }
 
 /// `[server.tenants.<name>]`: one tenant's budgets, over all its keys.
@@ -235,6 +241,7 @@ impl ServerFile {
         }
         c.background = self.background;
         c.metrics = self.metrics;
+        c.messages = self.messages;
         c.tenants = self
             .tenants
             .into_iter()

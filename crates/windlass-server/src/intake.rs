@@ -9,7 +9,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use windlass_engine::{ClientToolsStatus, EngineError, PreparedRun, RunContext};
-use windlass_protocol::{CreateResponseRequest, Item, Tool};
+use windlass_protocol::{CreateResponseRequest, Item, PromptParam, Tool};
 
 use crate::client_tools_status;
 use crate::error::ApiError;
@@ -28,7 +28,7 @@ pub(crate) struct Admitted {
     pub resume: Option<String>,
 }
 
-/// Checks, admits (quotas) and prepares a create for whoever `key`
+/// Checks and prepares a create, then admits it (quotas), for whoever `key`
 /// authenticated, in its tenant: every surface that starts a response (HTTP,
 /// WebSocket) goes through here. `known`: see
 /// [`windlass_engine::RunContext::known_context`].
@@ -36,12 +36,11 @@ pub(crate) async fn prepare(
     app: &AppState,
     key: Option<&AuthedKey>,
     header_status: Option<ClientToolsStatus>,
-    req: CreateResponseRequest,
+    mut req: CreateResponseRequest,
     known: Option<Vec<Item>>,
 ) -> Result<Admitted, ApiError> {
     let tenant = Tenant::of(key);
-    // Before anything runs: a refused request costs nothing upstream.
-    let charge = quota_gate::admit(app, key, tenant.as_str()).await?;
+    let prompt = crate::prompting::resolve(app, tenant.as_str(), &mut req).await?;
     consistency::previous_not_running(app, tenant.as_str(), &req)?;
     let status = client_tools_status::effective(
         header_status,
@@ -52,14 +51,19 @@ pub(crate) async fn prepare(
     let principal = key.map(|k| k.name.clone());
     // What a restarted server needs to start a queued background run again.
     let resume = match req.background {
-        Some(true) => ResumeBlob::of(&req, principal.as_deref(), status),
+        Some(true) => ResumeBlob::of(&req, principal.as_deref(), status, prompt.as_ref()),
         _ => None,
     };
     let ctx = RunContext::for_tenant(tenant.as_str())
         .principal(principal)
         .client_tools_status(status)
-        .known_context(known);
+        .known_context(known)
+        .prompt(prompt);
     let prepared = app.engine.prepare(ctx, req).await?;
+    // Charged only for admitted work: a request the checks above refuse
+    // (400, 409) costs no request unit; still before anything runs
+    // upstream.
+    let charge = quota_gate::admit(app, key, tenant.as_str()).await?;
     Ok(Admitted {
         prepared,
         charge,
@@ -75,6 +79,9 @@ pub(crate) struct ResumeBlob {
     pub request: CreateResponseRequest,
     pub principal: Option<String>,
     pub requires_action: bool,
+    /// The stored prompt the request was resolved from (echoed again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PromptParam>,
 }
 
 impl ResumeBlob {
@@ -83,6 +90,7 @@ impl ResumeBlob {
         req: &CreateResponseRequest,
         principal: Option<&str>,
         status: ClientToolsStatus,
+        prompt: Option<&PromptParam>,
     ) -> Option<String> {
         let secret = req.tools.iter().flatten().any(|t| match t {
             Tool::Mcp(m) => m.headers.is_some() || m.authorization.is_some(),
@@ -95,6 +103,7 @@ impl ResumeBlob {
             request: req.clone(),
             principal: principal.map(str::to_owned),
             requires_action: status == ClientToolsStatus::RequiresAction,
+            prompt: prompt.cloned(),
         };
         serde_json::to_string(&blob).ok()
     }
@@ -112,7 +121,8 @@ pub(crate) async fn prepare_resumed(
 ) -> Result<PreparedRun, EngineError> {
     let mut ctx = RunContext::for_tenant(tenant)
         .principal(blob.principal)
-        .identity(id, created_at);
+        .identity(id, created_at)
+        .prompt(blob.prompt);
     if blob.requires_action {
         ctx = ctx.client_tools_status(ClientToolsStatus::RequiresAction);
     }

@@ -3,6 +3,7 @@
 
 use serde::Deserialize;
 use windlass_engine::{PageRequest, SortOrder};
+use windlass_protocol::include::{present, HOSTED_INCLUDES};
 use windlass_protocol::{Item, ItemList};
 
 use crate::error::ApiError;
@@ -20,16 +21,29 @@ pub struct ListQuery {
 }
 
 impl ListQuery {
-    /// The page asked for; `listed` names the items in errors ("input
-    /// items"). No extra data (image URLs, logprobs) is kept for items, so an
-    /// `include` cannot be honoured: it is refused rather than ignored.
-    pub fn page(self, listed: &str) -> Result<PageRequest, ApiError> {
-        if let Some(value) = self.include.as_ref().or(self.include_list.as_ref()) {
-            return Err(ApiError::invalid(format!(
-                "include value '{value}' is not supported for {listed}"
-            ))
-            .param("include"));
+    /// The page asked for (`listed` names the items in errors: "input
+    /// items"), and the `include` values (hosted-tool items' data:
+    /// `file_search_call.results`, ...) the listed items are shown with
+    /// ([`list_presented`]). Other extra data (image URLs, logprobs) is not
+    /// kept for items, so those values are refused rather than ignored.
+    pub fn page_and_include(
+        mut self,
+        listed: &str,
+    ) -> Result<(PageRequest, Vec<String>), ApiError> {
+        let mut include = Vec::new();
+        if let Some(value) = self.include.take().or(self.include_list.take()) {
+            if !HOSTED_INCLUDES.contains(&value.as_str()) {
+                return Err(ApiError::invalid(format!(
+                    "include value '{value}' is not supported for {listed}"
+                ))
+                .param("include"));
+            }
+            include.push(value);
         }
+        Ok((self.page_only()?, include))
+    }
+
+    fn page_only(self) -> Result<PageRequest, ApiError> {
         let limit = self.limit.unwrap_or(20);
         if !(1..=100).contains(&limit) {
             return Err(ApiError::invalid("limit must be between 1 and 100").param("limit"));
@@ -50,6 +64,14 @@ impl ListQuery {
             order,
         })
     }
+}
+
+/// A page of items in the list shape, hosted items cut to `include`.
+pub fn list_presented(mut items: Vec<Item>, has_more: bool, include: &[String]) -> ItemList {
+    for item in &mut items {
+        present(item, include);
+    }
+    list(items, has_more)
 }
 
 /// A page of items in the list shape.

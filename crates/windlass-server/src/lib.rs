@@ -1,5 +1,8 @@
 //! Windlass's HTTP surfaces: thin adapters that turn HTTP into engine calls.
 //!
+//! Layer: a surface over the engine; it never depends on the SDK (`windlass`) or
+//! the binary (`windlass-cli`), and gets adapters as ports through `AppState`.
+//!
 //! # Routes
 //!
 //! | Method and path | Handler (`http/`) | Scope |
@@ -7,6 +10,8 @@
 //! | `POST /v1/responses` (JSON, SSE, `background`) | `create.rs` | `responses:write` |
 //! | `GET /v1/responses` (WebSocket upgrade) | `ws.rs` | `responses:write` |
 //! | `POST /v1/responses/compact` | `compact.rs` | `responses:write` |
+//! | `POST /v1/responses/input_tokens` | `input_tokens.rs` | `responses:write` |
+//! | `POST`/`GET /v1/prompts`, `GET`/`DELETE /v1/prompts/{id}`, `POST`/`GET …/versions`, `GET …/versions/{version}` | `prompts.rs` | `responses:*` |
 //! | `GET /v1/responses/{id}` (`?stream=true` resumes the stream) | `responses.rs` | `responses:read` |
 //! | `DELETE /v1/responses/{id}` | `responses.rs` | `responses:write` |
 //! | `GET /v1/responses/{id}/input_items` | `responses.rs` | `responses:read` |
@@ -14,19 +19,26 @@
 //! | `POST /v1/responses/{id}/cancel` | `responses.rs` | `responses:write` |
 //! | `POST /v1/conversations`, `GET`/`POST`/`DELETE /v1/conversations/{id}` | `conversations.rs` | `responses:*` |
 //! | `GET`/`POST /v1/conversations/{id}/items`, `GET`/`DELETE …/items/{item_id}` | `conversations.rs` | `responses:*` |
+//! | `POST`/`GET /v1/files`, `GET`/`DELETE /v1/files/{id}`, `GET …/content` | `files.rs` | `files:*` |
+//! | `/v1/vector_stores` (create, list, retrieve, modify, delete, `/search`) | `vector_stores.rs` | `files:*` |
+//! | `/v1/vector_stores/{id}/files`, `/file_batches` | `vector_store_files.rs` | `files:*` |
+//! | `/v1/containers`, `/v1/containers/{id}/files` | `containers.rs` | `files:*` |
+//! | `POST /v1/embeddings` | `embeddings.rs` | `responses:write` |
 //! | `GET /v1/models` | `meta.rs` | `models:read` |
 //! | `GET /v1/mcp/servers` | `mcp.rs` | `models:read` |
+//! | `POST`/`GET`/`DELETE /mcp` (when the binary mounts it) | the binary's MCP endpoint | `responses:write` (`GET`: `responses:read`) |
+//! | `POST /v1/messages` (JSON, SSE), `POST /v1/messages/count_tokens` | `messages/` (Anthropic's Messages API) | `responses:write` |
 //! | `GET /health`, `GET /ready` | `meta.rs` | none |
 //! | `GET /metrics` (unless `[server.metrics] enabled = false`) | `metrics.rs` | none (`responses:read` with `require_key`) |
 //! | anything else | `fallback.rs` (404, 405) | |
 //!
-//! Scopes are decided in `guard/scopes.rs` (`responses:*`: read for `GET`,
-//! write otherwise).
+//! Scopes are decided in `guard/scopes.rs` (`responses:*` and `files:*`:
+//! read for `GET` and vector store search, write otherwise).
 //!
 //! # Where things are
 //!
 //! - `http/`: one file per route family; a route never uses another
-//!   route's file (`scripts/import-graph-server.py` checks it).
+//!   route's file (`scripts/import-graph.py` checks it).
 //! - `guard/`: the layers every request passes, outermost first: request
 //!   id (`request_context.rs`), `Host` check and CORS (`browser.rs`), key
 //!   and scope (`auth.rs`, `keys.rs`, `scopes.rs`, `tenant.rs`), load
@@ -40,21 +52,31 @@
 //!   (`launch.rs`), the running responses (`inflight.rs`), a stream's event
 //!   log (`log.rs`), background runs, their recovery and stream resume.
 //! - `sse/`: the SSE body and its keep-alives; `metrics/`: Prometheus.
+//! - `resources.rs`: [`Resources`] (files, vector stores, containers,
+//!   embeddings) and what their routes share; `multipart.rs`: upload bodies
+//!   and downloads; `ingest.rs`: the background ingestion worker `serve`
+//!   runs when resources are wired.
 //! - `state.rs`: [`AppState`]; `config.rs`: [`ServerConfig`]; `listen.rs`
 //!   and `lifecycle.rs`: the accept loop and graceful shutdown.
 
 mod client_tools_status;
 pub mod config;
 pub mod error;
+pub mod fd_caps;
 mod guard;
 mod http;
+pub mod ingest;
 mod intake;
 mod item_list;
 pub mod lifecycle;
 mod listen;
 pub mod logging;
+pub mod messages;
 pub mod metrics;
+mod multipart;
+mod prompting;
 pub mod request_context;
+pub mod resources;
 pub mod run;
 pub mod sse;
 mod state;
@@ -67,20 +89,26 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio_util::sync::CancellationToken;
 
-use http::{compact, conversations, create, fallback, mcp, meta, responses, ws};
+use http::{
+    compact, containers, conversations, create, embeddings, fallback, files, input_tokens, mcp,
+    meta, prompts, responses, vector_store_files, vector_stores, ws,
+};
 
 pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
 pub use error::ApiError;
+pub use guard::jwt::TokenExpiry;
 pub use guard::keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
 pub use guard::limits::RequestLimits;
 pub use guard::quota::InProcessQuota;
 pub use guard::tenant::Tenant;
-pub use guard::{keys, limits, quota, scopes, tenant};
+pub use guard::{jwt, keys, limits, quota, scopes, tenant};
 pub use lifecycle::Lifecycle;
 pub use metrics::store::TimedStore;
 pub use metrics::Metrics;
 pub use request_context::{RequestContext, REQUEST_ID};
+pub use resources::{EmbeddingsUpstreams, IngestConfig, Resources};
 pub use run::inflight::{self, Inflight};
+pub use run::notify::ResponseNotifier;
 pub use state::{AppState, McpDirectory};
 
 /// The routes of the table above, behind the `guard/` layers.
@@ -88,6 +116,14 @@ pub fn router(state: AppState) -> Router {
     let api = Router::new()
         .route("/responses", post(create::create_response).get(ws::upgrade))
         .route("/responses/compact", post(compact::compact_response))
+        .route("/responses/input_tokens", post(input_tokens::count))
+        .route("/prompts", post(prompts::create).get(prompts::list))
+        .route("/prompts/{id}", get(prompts::get).delete(prompts::delete))
+        .route(
+            "/prompts/{id}/versions",
+            post(prompts::add_version).get(prompts::versions),
+        )
+        .route("/prompts/{id}/versions/{version}", get(prompts::version))
         .route(
             "/responses/{id}",
             get(responses::get_response).delete(responses::delete_response),
@@ -112,6 +148,13 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/models", get(meta::list_models))
         .route("/mcp/servers", get(mcp::list_servers))
+        .route("/messages", post(messages::create_message))
+        .route("/messages/count_tokens", post(messages::count_tokens))
+        .merge(files::routes(&state))
+        .merge(vector_stores::routes())
+        .merge(vector_store_files::routes())
+        .merge(containers::routes(&state))
+        .merge(embeddings::routes())
         .method_not_allowed_fallback(fallback::method_not_allowed);
     let mut root = Router::new()
         .nest("/v1", api)
@@ -119,6 +162,9 @@ pub fn router(state: AppState) -> Router {
         .route("/ready", get(meta::ready));
     if state.metrics.is_enabled() {
         root = root.route(metrics::PATH, get(http::metrics::scrape));
+    }
+    if let Some(endpoint) = state.mcp_endpoint.clone() {
+        root = root.route_service("/mcp", endpoint);
     }
     // Layers run bottom-up: the request id first, then the host check,
     // the body last.
@@ -132,6 +178,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             guard::browser::check_host,
         ))
+        .layer(axum::middleware::from_fn(messages::errors::anthropic_shape))
         .layer(axum::middleware::from_fn(request_context::track))
         .with_state(state)
 }
@@ -154,7 +201,13 @@ pub async fn serve(
             keeper.clone(),
         ));
     }
-    let _stop_keeper = keeper.drop_guard();
+    // Ingestion stops claiming once the server stops accepting, then
+    // drains (see `ingest.rs`) before `serve` returns.
+    let ingestion = state.resources.clone().map(|resources| {
+        let replica = state.background.replica.clone();
+        tokio::spawn(ingest::run(resources, replica, keeper.clone()))
+    });
+    let _stop_keeper = keeper.clone().drop_guard();
     // Background runs are not cancelled by the drain: what is still running
     // after the grace period is left to the next process (lease recovery).
     let drained = lifecycle::drain(
@@ -167,6 +220,10 @@ pub async fn serve(
     let upkeep = state.metrics.spawn_upkeep();
     let app = router(state);
     listen::accept_loop(listener, app, limits, drained).await;
+    keeper.cancel();
+    if let Some(task) = ingestion {
+        let _ = task.await;
+    }
     if let Some(task) = upkeep {
         task.abort();
     }

@@ -7,14 +7,19 @@
 //!   so the same deadline also closes a keep-alive connection idle between
 //!   requests. (Bodies have their own deadline, in `guard/body.rs`.)
 //! - Past `max_connections` open connections, a new one is served `/health`
-//!   and `/ready` only; past `hard_max_connections` it is closed at once.
+//!   and `/ready` only. At `hard_max_connections` a new connection takes
+//!   the place of the oldest one that has not sent a byte yet (idle
+//!   connections cannot lock the probes out); with none such it is closed
+//!   at once. (The count may pass the cap by the few connections whose
+//!   tasks are still ending.)
 //! - Accept errors (e.g. out of file descriptors) pause the loop briefly
 //!   instead of spinning.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -25,6 +30,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::config::ConnectionLimits;
@@ -44,6 +50,54 @@ struct Slot(Arc<AtomicUsize>);
 impl Drop for Slot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Connections still waiting for their first byte, oldest first.
+#[derive(Default)]
+struct Silent {
+    next: AtomicU64,
+    waiting: Mutex<BTreeMap<u64, CancellationToken>>,
+}
+
+impl Silent {
+    fn map(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, CancellationToken>> {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers a connection until the guard drops (first byte or end).
+    fn register(self: &Arc<Self>) -> SilentGuard {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let token = CancellationToken::new();
+        self.map().insert(id, token.clone());
+        SilentGuard {
+            silent: self.clone(),
+            id,
+            token,
+        }
+    }
+
+    /// Ends the oldest silent connection; false when there is none.
+    fn evict_oldest(&self) -> bool {
+        match self.map().pop_first() {
+            Some((_, token)) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+struct SilentGuard {
+    silent: Arc<Silent>,
+    id: u64,
+    token: CancellationToken,
+}
+
+impl Drop for SilentGuard {
+    fn drop(&mut self) {
+        self.silent.map().remove(&self.id);
     }
 }
 
@@ -67,6 +121,7 @@ pub async fn accept_loop(
         .keep_alive_interval(limits.header_read_timeout)
         .keep_alive_timeout(limits.header_read_timeout);
     let open = Arc::new(AtomicUsize::new(0));
+    let silent = Arc::new(Silent::default());
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
@@ -82,7 +137,7 @@ pub async fn accept_loop(
             _ = &mut shutdown => break,
         };
         let n = open.load(Ordering::Relaxed);
-        if n >= limits.hard_max_connections {
+        if n >= limits.hard_max_connections && !silent.evict_oldest() {
             tracing::debug!(open = n, "connection refused: hard connection cap");
             drop(tcp);
             continue;
@@ -95,6 +150,7 @@ pub async fn accept_loop(
             builder: builder.clone(),
             first_byte: limits.header_read_timeout,
             overloaded,
+            silent: silent.register(),
         };
         let watcher = graceful.watcher();
         tokio::spawn(async move {
@@ -116,6 +172,9 @@ struct Connection {
     builder: auto::Builder<TokioExecutor>,
     first_byte: Duration,
     overloaded: bool,
+    /// Held until the first byte: meanwhile a newer connection at the hard
+    /// cap may end this one.
+    silent: SilentGuard,
 }
 
 impl Connection {
@@ -128,10 +187,18 @@ impl Connection {
         // hyper's header timer starts only once it knows the protocol, which
         // takes a first byte; a silent connection is closed here.
         let mut first = [0u8; 1];
-        match tokio::time::timeout(self.first_byte, tcp.peek(&mut first)).await {
-            Ok(Ok(n)) if n > 0 => {}
-            _ => return,
+        let evicted = self.silent.token.clone();
+        tokio::select! {
+            peeked = tokio::time::timeout(self.first_byte, tcp.peek(&mut first)) => match peeked {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => return,
+            },
+            _ = evicted.cancelled() => {
+                tracing::debug!("silent connection closed for a newer one at the hard cap");
+                return;
+            }
         }
+        drop(self.silent);
         let app = self.app;
         let overloaded = self.overloaded;
         let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {

@@ -4,15 +4,17 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use windlass_engine::{CancelBus, Engine, LocalCancelBus, QuotaCounter, RunStore};
+use windlass_engine::{CancelBus, Engine, LocalCancelBus, PromptStore, QuotaCounter, RunStore};
 
 use crate::config::ServerConfig;
 use crate::guard::keys::{KeyError, KeyRing};
 use crate::guard::quota::InProcessQuota;
 use crate::lifecycle::Lifecycle;
 use crate::metrics::Metrics;
+use crate::resources::Resources;
 use crate::run::background::Background;
 use crate::run::inflight::Inflight;
+use crate::run::notify::ResponseNotifier;
 
 /// Where the view of `GET /v1/mcp/servers` comes from; the binary plugs its
 /// MCP adapter in. The entries are wire JSON: label, transport, state, last
@@ -47,6 +49,19 @@ pub struct AppState {
     pub quota: Arc<dyn QuotaCounter>,
     /// Draining after a shutdown signal: not ready, new requests refused.
     pub lifecycle: Lifecycle,
+    /// Stored prompt templates (`/v1/prompts`, `prompt` on create);
+    /// `None`: both are refused.
+    pub prompts: Option<Arc<dyn PromptStore>>,
+    /// Told when a background response ends (completion webhooks).
+    pub notifier: Option<Arc<dyn ResponseNotifier>>,
+    /// Bearer JWTs of an OIDC issuer accepted as keys (`[auth.oidc]`).
+    pub jwt: Option<Arc<windlass_auth::JwtVerifier>>,
+    /// Served at `/mcp` behind the key guard (the binary builds it: the
+    /// gateway's MCP servers and built-ins as one governed MCP server).
+    pub mcp_endpoint: Option<axum::Router>,
+    /// Files, vector stores, containers, embeddings; `None`: their routes
+    /// answer 404 and no ingestion worker runs.
+    pub resources: Option<Arc<Resources>>,
 }
 
 impl AppState {
@@ -65,7 +80,27 @@ impl AppState {
             background,
             quota: Arc::new(InProcessQuota::new()),
             lifecycle: Lifecycle::default(),
+            prompts: None,
+            notifier: None,
+            jwt: None,
+            mcp_endpoint: None,
+            resources: None,
         }
+    }
+
+    /// Serves `endpoint` (a router answering `/mcp`) at `/mcp`, behind the
+    /// same guard layers as the API: the request carries its
+    /// [`AuthedKey`](crate::AuthedKey) when it reaches the endpoint.
+    pub fn with_mcp_endpoint(mut self, endpoint: axum::Router) -> Self {
+        self.mcp_endpoint = Some(endpoint);
+        self
+    }
+
+    /// Accepts bearer JWTs `verifier` verifies, beside the static keys
+    /// (authentication is then required even with no static key).
+    pub fn with_jwt(mut self, verifier: Arc<windlass_auth::JwtVerifier>) -> Self {
+        self.jwt = Some(verifier);
+        self
     }
 
     /// Uses `metrics` (e.g. the one the store was wrapped with, see
@@ -98,6 +133,25 @@ impl AppState {
     /// engine's, so a final save replaces the live row).
     pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
         self.runs = Some(runs);
+        self
+    }
+
+    /// Enables the prompts API and `prompt` on create, kept in `store`.
+    pub fn with_prompts(mut self, store: Arc<dyn PromptStore>) -> Self {
+        self.prompts = Some(store);
+        self
+    }
+
+    /// Tells `notifier` about every background response that ends.
+    pub fn with_notifier(mut self, notifier: Arc<dyn ResponseNotifier>) -> Self {
+        self.notifier = Some(notifier);
+        self
+    }
+
+    /// Serves the resource routes over `resources`; `serve` runs their
+    /// ingestion worker.
+    pub fn with_resources(mut self, resources: Resources) -> Self {
+        self.resources = Some(Arc::new(resources));
         self
     }
 

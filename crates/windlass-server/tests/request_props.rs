@@ -1,6 +1,7 @@
 //! Property tests over request parsing: the pre-check and the typed parse
 //! never panic on any input, refuse exactly what passes a limit, and name
 //! the field.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use proptest::prelude::*;
 use serde_json::{json, Value};

@@ -64,8 +64,9 @@ impl Serialize for WithoutOutput<'_> {
             allowed_tools,
             user,
             conversation,
+            prompt,
         } = self.0;
-        let mut m = s.serialize_struct("ResponseResource", 34)?;
+        let mut m = s.serialize_struct("ResponseResource", 35)?;
         m.serialize_field("id", id)?;
         m.serialize_field("object", object)?;
         m.serialize_field("created_at", created_at)?;
@@ -105,6 +106,9 @@ impl Serialize for WithoutOutput<'_> {
         }
         if conversation.is_some() {
             m.serialize_field("conversation", conversation)?;
+        }
+        if prompt.is_some() {
+            m.serialize_field("prompt", prompt)?;
         }
         m.end()
     }

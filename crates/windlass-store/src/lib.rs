@@ -1,5 +1,8 @@
 //! Response persistence for Windlass.
 //!
+//! Layer: an adapter; depends on `windlass-engine` and `windlass-protocol` only,
+//! never on a surface (`windlass-server`, `windlass`, `windlass-cli`) or another adapter.
+//!
 //! Three implementations of [`windlass_engine::ResponseStore`] with the same
 //! semantics: `SqliteStore` for one process (one WAL-mode file, feature
 //! `sqlite`), `PgStore` for several replicas sharing one Postgres database
@@ -37,4 +40,4 @@ pub use postgres::{
     is_postgres_url, PgCancelBus, PgCounters, PgOptions, PgQuota, PgSslMode, PgStore, PgTlsSummary,
 };
 #[cfg(feature = "sqlite")]
-pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore, SAVE_THREAD_NAME};
+pub use sqlite::{DiskUsage, SqliteOptions, SqliteStore, SAVE_THREAD_NAME, SAVE_TIMING_TARGET};

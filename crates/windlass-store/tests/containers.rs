@@ -1,6 +1,7 @@
 //! The `ContainerStore` contract on the in-memory store, SQLite and Postgres
 //! (feature `postgres`, when `WINDLASS_TEST_PG` is set): containers and their
 //! files per tenant, paging, replacing a path, expiry.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

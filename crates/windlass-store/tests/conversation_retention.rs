@@ -3,6 +3,7 @@
 //! since before the cutoff go with their items, across tenants; one used
 //! since (appended to, its metadata changed) stays, however old; responses
 //! stay.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -3,6 +3,7 @@
 //! (replicas) on one database seeing each other's writes, and quotas
 //! shared by replicas. Skipped when `WINDLASS_TEST_PG` is
 //! unset; `scripts/postgres.sh` sets it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 #![cfg(feature = "postgres")]
 
 mod common;

@@ -2,6 +2,7 @@
 //! on one Postgres database enforce one limit, not two; and the governance
 //! gate built on them (`Governance::with_counters`) does the same. Skipped
 //! when `WINDLASS_TEST_PG` is unset; `scripts/postgres.sh` sets it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 #![cfg(feature = "postgres")]
 
 mod common;

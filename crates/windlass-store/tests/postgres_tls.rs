@@ -4,6 +4,7 @@
 //! server certificate for `localhost` only, and a client certificate for
 //! the role `windlass_cert` (which may log in only with it). Skipped when
 //! `WINDLASS_TEST_PG_TLS` is unset.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 #![cfg(feature = "postgres")]
 
 mod common;

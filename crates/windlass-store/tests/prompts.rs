@@ -1,5 +1,6 @@
 //! The `PromptStore` contract on the in-memory store, SQLite and Postgres
 //! (feature `postgres`, when `WINDLASS_TEST_PG` is set).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

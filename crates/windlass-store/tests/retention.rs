@@ -1,6 +1,7 @@
 //! Retention: pruning by age deletes old responses, their traces and the
 //! items nothing else references; a newer response continuing from a pruned
 //! one keeps its whole history.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

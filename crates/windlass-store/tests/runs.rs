@@ -2,6 +2,7 @@
 //! SQLite on a WAL file and Postgres (feature `postgres`, when
 //! `WINDLASS_TEST_PG` is set): live rows, leases, claims, the final save
 //! replacing the live row, and stored stream events.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

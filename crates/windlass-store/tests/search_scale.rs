@@ -6,6 +6,7 @@
 //!   cargo test --release -p windlass-store --test search_scale -- --ignored --nocapture
 //!   WINDLASS_SCALE_CHUNKS=10000 ./scripts/postgres.sh cargo test --release -p windlass-store \
 //!       --features postgres --test search_scale -- --ignored --nocapture
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

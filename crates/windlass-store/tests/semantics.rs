@@ -1,6 +1,7 @@
 //! The `ResponseStore` contract, checked against every implementation: the
 //! in-memory store, SQLite in memory, SQLite on a WAL file and Postgres
 //! (with the `postgres` feature; skipped when `WINDLASS_TEST_PG` is unset).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! SQLite-only behaviour: persistence across reopen, on-disk settings,
 //! garbage collection of item rows, corruption and concurrent writers.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! The schema version and files from before it: databases migrated by sqlx
 //! (versions in a `_sqlx_migrations` table, `user_version` 0) open without
 //! being migrated again and keep their responses.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The WAL stays bounded under steady writes with concurrent readers (which
 //! keep passive checkpoints from ever rewinding it), and sizes are reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

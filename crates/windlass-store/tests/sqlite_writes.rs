@@ -3,6 +3,7 @@
 //! chain (also twice, also forks), rows in the older copied layout. Saves
 //! through the single writer: big saves, cancelled saves, concurrent saves
 //! with duplicates among them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Tenant isolation in every store: another tenant's id behaves exactly like
 //! an unknown one, for every read, for delete, and for chains and item
 //! references.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

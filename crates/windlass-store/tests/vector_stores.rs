@@ -2,6 +2,7 @@
 //! (feature `postgres`, when `WINDLASS_TEST_PG` is set; pgvector is used
 //! when the server has it): one set of tests, and search answers compared
 //! across the backends.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -139,6 +139,7 @@ impl Gateway {
             builder = builder.mcp(hub.clone());
         }
         let mut state = AppState::new(builder.build(), opts.server.clone())
+            .with_prompts(sqlite.clone())
             .with_runs(sqlite)
             .with_metrics(metrics);
         if let Some(d) = &opts.mcp_directory {

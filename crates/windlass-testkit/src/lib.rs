@@ -1,5 +1,7 @@
 //! # windlass-testkit
 //!
+//! Layer: dev only (tests and benchmarks); no product crate depends on it.
+//!
 //! A scripted fake OpenAI-compatible upstream: a real HTTP server on a random
 //! loopback port that stands in for vLLM / llama.cpp / OpenAI in integration
 //! tests and benchmarks.

@@ -15,6 +15,7 @@ pub fn to_tool_result(result: &CallToolResult) -> ToolResult {
     ToolResult {
         output: ToolOutput::Text(result_text(result)),
         is_error: result.is_error == Some(true),
+        item: None,
     }
 }
 

@@ -1,6 +1,9 @@
 //! Windlass tool executors: the engine's MCP port on the official Rust MCP
 //! SDK (`rmcp`).
 //!
+//! Layer: an adapter; depends on `windlass-engine` and `windlass-protocol` only,
+//! never on a surface (`windlass-server`, `windlass`, `windlass-cli`) or another adapter.
+//!
 //! [`McpServers`] implements [`windlass_engine::McpHub`]:
 //! - operator-configured servers ([`McpConfig`], the `[mcp]` table), over
 //!   stdio (a child process) or streamable HTTP, connected in the

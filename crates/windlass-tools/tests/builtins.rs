@@ -1,5 +1,6 @@
 //! The built-in tools against real files, a real bubblewrap sandbox and a
 //! real local HTTP server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};

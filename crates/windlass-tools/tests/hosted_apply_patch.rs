@@ -2,6 +2,7 @@
 //! Codex's whole-patch form applied in a work directory, the
 //! `apply_patch_call_output` each produces, and every way out of the
 //! directory refused.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};

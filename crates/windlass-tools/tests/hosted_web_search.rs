@@ -2,6 +2,7 @@
 //! Brave's Web Search API and Tavily's search API. They stand in for
 //! internet services this machine cannot reach; the requests Windlass sends
 //! them and the answers they give follow each service's documented shapes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

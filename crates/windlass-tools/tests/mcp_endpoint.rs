@@ -6,6 +6,7 @@
 //! request's caller taken from a key guard, every call through the real
 //! governance gate (scopes, a per-tool rate limit). Needs
 //! `./scripts/mcp-fixtures.sh`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 #[allow(dead_code, unused_imports)]
 mod common;

@@ -1,6 +1,7 @@
 //! McpServers against real MCP servers: the fixture server on the official
 //! Python SDK (mcp 2.x and 1.x) and the reference `server-everything`, over
 //! streamable HTTP and stdio.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -10,6 +10,7 @@
 //! WINDLASS_UPSTREAM_URL=http://127.0.0.1:8081/v1 WINDLASS_MODEL=qwen2.5-1.5b \
 //!     cargo run -p windlass --example calculator_auto -- "What is 7 times 8, plus 5?"
 //! ```
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use futures::StreamExt;
 use windlass::sdk::{Agent, Block, Client, Termination};

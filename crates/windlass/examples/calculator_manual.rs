@@ -9,6 +9,7 @@
 //! cargo run -p windlass --example calculator_manual
 //! cargo run -p windlass --example calculator_manual -- "What is 2 to the power of 3, via multiply?"
 //! ```
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use futures::StreamExt;
 use windlass::sdk::{Agent, Block, Client, Termination};

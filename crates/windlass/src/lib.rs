@@ -1,5 +1,7 @@
 //! Windlass: an OpenResponses gateway and embeddable agent engine.
 //!
+//! Layer: the facade; it may depend on every library crate, never on `windlass-cli`.
+//!
 //! The binary `windlass serve` (the `windlass-cli` crate) puts the
 //! Responses API in front of any OpenAI-compatible model server. The same
 //! engine is available in-process through the SDK in [`sdk`] (re-exported

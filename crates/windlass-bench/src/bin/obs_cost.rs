@@ -30,7 +30,7 @@ use windlass_engine::{Engine, ResponseStore};
 use windlass_providers::{ChatCompletionsProvider, ChatProviderConfig};
 use windlass_server::logging::{log_layer, LogFormat};
 use windlass_server::{AppState, Metrics, ServerConfig, TimedStore};
-use windlass_store::SqliteStore;
+use windlass_store::{SqliteOptions, SqliteStore};
 use windlass_testkit::{FakeUpstream, Reply};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -69,6 +69,11 @@ struct Args {
     /// Windlass's Prometheus metrics off (on by default, as in the binary).
     #[arg(long)]
     no_metrics: bool,
+    /// A/B of the checkpoint policy: the SQLite store checkpoints once its
+    /// WAL holds this many bytes (0: after every commit, at most four times
+    /// a second) [default: the store's default].
+    #[arg(long)]
+    checkpoint_bytes: Option<u64>,
 }
 
 const UPKEEP_EVERY: usize = 1000;
@@ -105,7 +110,7 @@ async fn run(args: Args) -> Result<(), String> {
     });
     let url = match args.mode {
         Mode::Direct => format!("{}/chat/completions", upstream.base_url()),
-        Mode::Windlass => start_windlass(&upstream, &db, &metrics).await?,
+        Mode::Windlass => start_windlass(&upstream, &db, &metrics, args.checkpoint_bytes).await?,
     };
     let body = match args.mode {
         Mode::Direct => json!({"model": "fake-model", "stream": args.stream,
@@ -172,14 +177,19 @@ async fn start_windlass(
     upstream: &FakeUpstream,
     db: &std::path::Path,
     metrics: &Metrics,
+    checkpoint_bytes: Option<u64>,
 ) -> Result<String, String> {
     let mut pcfg = ChatProviderConfig::new(upstream.base_url());
     pcfg.max_retries = 0;
     let provider =
         Arc::new(ChatCompletionsProvider::new(pcfg).map_err(|e| format!("provider: {e}"))?);
     let path = db.to_str().ok_or("temp path is not UTF-8")?;
+    let mut options = SqliteOptions::default();
+    if let Some(n) = checkpoint_bytes {
+        options.checkpoint_bytes = n;
+    }
     let store: Arc<dyn ResponseStore> = Arc::new(
-        SqliteStore::open(path)
+        SqliteStore::open_with(path, options)
             .await
             .map_err(|e| format!("sqlite: {e}"))?,
     );

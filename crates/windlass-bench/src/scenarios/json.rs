@@ -68,15 +68,17 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
     );
     let windlass = move || post_json(client.clone(), url.clone(), body.clone());
 
+    crate::timings::reset();
     let r = alternate(
         "json",
         s,
         s.concurrency,
-        s.duration,
+        s.tail_phase,
         direct.clone(),
         windlass,
     )
     .await?;
+    let saves = crate::timings::take();
 
     // The ceiling: the direct request through a bare TCP relay on Windlass's
     // runtime (half the phase length).
@@ -97,7 +99,7 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
     let (p50, p99) = latency_rows("json", "latency", &r, |x| x.total_ms);
     let cpu_sub = r.cpu_subtraction_us(requests);
     let cpu_thr = r.cpu_threads_us(requests);
-    let rows = vec![
+    let mut rows = vec![
         p50.target_max(0.5),
         p99.target_max(3.0),
         Row::side_by_side("json", "throughput", "req/s", r.rate(false), r.rate(true)),
@@ -146,7 +148,9 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
             r.rate(true) / rr.rate(true).max(f64::MIN_POSITIVE),
         ),
     ];
+    rows.extend(saves.rows("json"));
     let details = json!({
+        "save_timings": saves.details(),
         "upstream_ms": s.upstream_delay.as_secs_f64() * 1000.0,
         "concurrency": s.concurrency,
         "input_bytes": s.input_bytes,

@@ -102,7 +102,17 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
         ));
     }
 
-    let p = measure(bench, s, "stream", s.concurrency, s.duration, Via::Windlass).await?;
+    crate::timings::reset();
+    let p = measure(
+        bench,
+        s,
+        "stream",
+        s.concurrency,
+        s.tail_phase,
+        Via::Windlass,
+    )
+    .await?;
+    let saves = crate::timings::take();
     progress("  stream through a bare TCP relay (the floor for any proxy hop)");
     let half = s.duration / 2;
     let pr = measure(bench, s, "stream-relay", s.concurrency, half, Via::Relay).await?;
@@ -127,7 +137,7 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
     let burst_cpu_ev_sub = b.cpu_subtraction_us(events);
     let (burst_ttlb, _) = latency_rows("stream", "burst: time to last byte", &b, |x| x.total_ms);
 
-    let rows = vec![
+    let mut rows = vec![
         ttft50.target_max(0.5),
         ttft99,
         ttlb50,
@@ -206,7 +216,9 @@ pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
             br.cpu_threads_us(events),
         ),
     ];
+    rows.extend(saves.rows("stream"));
     let details = json!({
+        "save_timings": saves.details(),
         "tokens": s.tokens,
         "upstream_ms": s.upstream_delay.as_secs_f64() * 1000.0,
         "token_delay_us": s.token_delay.as_micros() as u64,

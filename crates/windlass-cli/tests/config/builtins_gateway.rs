@@ -35,6 +35,7 @@ async fn gateway(work: &Path, governance: &str) -> Gateway {
         builtins,
         governance,
         McpServers::start(McpConfig::default()),
+        None,
     )
     .await
     .unwrap();

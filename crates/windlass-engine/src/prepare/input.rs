@@ -39,9 +39,14 @@ pub async fn canonicalize_input(
 fn check_item(item: &Item, i: usize) -> Result<(), EngineError> {
     let param = |suffix: &str| Some(format!("input[{i}]{suffix}"));
     match item {
-        // OpenAI's tool items are typed in the protocol but not yet handled
-        // by the loop: refused like any unknown type.
-        _ if matches!(item, Item::Unknown(_)) || item.is_openai_tool_item() => {
+        // Hosted items the loop replays (as a function call and its output).
+        Item::FileSearchCall(_) | Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) => Ok(()),
+        // OpenAI's other tool items (but the client-executed types' calls
+        // and outputs) are not handled by the loop: refused like any
+        // unknown type.
+        _ if matches!(item, Item::Unknown(_))
+            || (item.is_openai_tool_item() && !crate::client_shapes::is_client_item(item)) =>
+        {
             Err(EngineError::invalid_code(
                 format!("Input item type '{}' is not supported.", item.type_name()),
                 param("").as_deref(),
@@ -131,6 +136,12 @@ pub fn with_id(mut item: Item) -> Item {
         Item::McpApprovalResponse(r) => fill(&mut r.id, prefix::MCP_APPROVAL_RESPONSE),
         Item::CustomToolCall(c) => fill(&mut c.id, prefix::CUSTOM_TOOL_CALL),
         Item::CustomToolCallOutput(o) => fill(&mut o.id, prefix::CUSTOM_TOOL_CALL_OUTPUT),
+        Item::ShellCall(c) => fill(&mut c.id, prefix::SHELL_CALL),
+        Item::ShellCallOutput(o) => fill(&mut o.id, prefix::SHELL_CALL_OUTPUT),
+        Item::ApplyPatchCall(c) => fill(&mut c.id, prefix::APPLY_PATCH_CALL),
+        Item::ApplyPatchCallOutput(o) => fill(&mut o.id, prefix::APPLY_PATCH_CALL_OUTPUT),
+        Item::ComputerCallOutput(o) => fill(&mut o.id, prefix::COMPUTER_CALL_OUTPUT),
+        // A `local_shell_call_output`'s `id` names the call it answers.
         _ => {}
     }
     item
@@ -147,15 +158,10 @@ pub fn match_call_outputs(history: &[Item], input: &[Item]) -> Result<Vec<ToolCa
         track(item, &mut open, &mut answered);
     }
     for (i, item) in input.iter().enumerate() {
-        let output_of = match item {
-            Item::FunctionCallOutput(o) => Some(&o.call_id),
-            Item::CustomToolCallOutput(o) => Some(&o.call_id),
-            _ => None,
-        };
-        if let Some(call_id) = output_of {
+        if let Some(call_id) = crate::client_shapes::outputs::answered_call(item) {
             let is_open = open
                 .iter()
-                .any(|c| &c.call_id == call_id && !answered.contains(c.call_id.as_str()));
+                .any(|c| c.call_id == call_id && !answered.contains(c.call_id.as_str()));
             if !is_open {
                 return Err(EngineError::invalid_code(
                     format!(
@@ -176,16 +182,10 @@ pub fn match_call_outputs(history: &[Item], input: &[Item]) -> Result<Vec<ToolCa
 }
 
 fn track<'a>(item: &'a Item, open: &mut Vec<ToolCall>, answered: &mut HashSet<&'a str>) {
-    match item {
-        Item::FunctionCall(_) | Item::CustomToolCall(_) => {
-            open.extend(crate::client_shapes::tool_call(item));
+    match crate::client_shapes::outputs::answered_call(item) {
+        Some(call_id) => {
+            answered.insert(call_id);
         }
-        Item::FunctionCallOutput(o) => {
-            answered.insert(o.call_id.as_str());
-        }
-        Item::CustomToolCallOutput(o) => {
-            answered.insert(o.call_id.as_str());
-        }
-        _ => {}
+        None => open.extend(crate::client_shapes::tool_call(item)),
     }
 }

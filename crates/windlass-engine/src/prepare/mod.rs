@@ -40,8 +40,19 @@ impl Engine {
         validate::validate_fields(&req)?;
         let limits = limits::limits(&inner.config, &req)?;
         let model = model_of(&inner.config, &req)?;
-        let mut resolved = tools::resolve_tools(&req, &inner.executors, inner.mcp.is_some())?;
+        let mut resolved = tools::resolve_tools(
+            &req,
+            &inner.executors,
+            inner.mcp.is_some(),
+            &inner.config.drop_unserved_hosted,
+        )?;
         crate::client_shapes::warn_hosted(&req);
+        if !resolved.dropped.is_empty() {
+            tracing::warn!(
+                tools = %resolved.dropped.join(", "),
+                "hosted tools left out: no executor serves them on this gateway"
+            );
+        }
         if let Some(hub) = inner.mcp.as_deref() {
             check_servers(hub, &resolved.mcp).await?;
         }
@@ -51,6 +62,7 @@ impl Engine {
             client_tools_status,
             known,
             identity,
+            prompt,
         } = ctx;
         let conversation = req.conversation.as_ref().map(|c| c.id().to_owned());
         let history = history::load(inner, &tenant, &req, conversation.as_deref(), known).await?;
@@ -66,8 +78,10 @@ impl Engine {
         } else {
             inner.config.loop_mode
         };
+        let mut response = skeleton::skeleton(&req, model, identity);
+        response.prompt = prompt;
         Ok(PreparedRun {
-            response: skeleton::skeleton(&req, model, identity),
+            response,
             request: req,
             history,
             input,
@@ -80,6 +94,7 @@ impl Engine {
                 targets: resumed.targets,
             },
             first_choice: resolved.first_choice,
+            dropped_tools: resolved.dropped,
             mode,
             limits,
             client_tools_status: client_tools_status.unwrap_or(inner.config.client_tools_status),

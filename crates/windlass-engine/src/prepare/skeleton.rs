@@ -39,7 +39,7 @@ pub(super) fn skeleton(
         error: None,
         tools: req.tools.iter().flatten().map(redact_tool).collect(),
         tool_choice: req.tool_choice.clone().unwrap_or_default(),
-        truncation: Truncation::Disabled,
+        truncation: req.truncation.unwrap_or(Truncation::Disabled),
         parallel_tool_calls: req.parallel_tool_calls.unwrap_or(true),
         text: TextField {
             format: req
@@ -69,6 +69,7 @@ pub(super) fn skeleton(
         conversation: req.conversation.as_ref().map(|c| ConversationRef {
             id: c.id().to_owned(),
         }),
+        prompt: None,
     }
 }
 

@@ -4,12 +4,14 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::json;
+use windlass_protocol::hosted_replay::HostedKind;
 use windlass_protocol::{CreateResponseRequest, Tool};
 
 use super::choice::resolve_choice;
 use super::known::{check_names, Known};
 use crate::client_shapes;
 use crate::error::EngineError;
+use crate::hosted;
 use crate::mcp::declare::{declare, McpServerDecl};
 use crate::naming::{mcp_tool_name, valid_name};
 use crate::ports::agent::provider::ModelToolChoice;
@@ -25,14 +27,17 @@ pub struct ResolvedTools {
     pub choice_none: bool,
     /// The request's MCP servers; their tools are added once listed.
     pub mcp: Vec<McpServerDecl>,
+    /// Hosted tool types left out: nothing serves them here.
+    pub dropped: Vec<String>,
 }
 
 pub fn resolve_tools(
     req: &CreateResponseRequest,
     executors: &[Arc<dyn ToolExecutor>],
     mcp_enabled: bool,
+    drop_unserved: &[String],
 ) -> Result<ResolvedTools, EngineError> {
-    let declared = declare_tools(req, mcp_enabled)?;
+    let declared = declare_tools(req, mcp_enabled, executors, drop_unserved)?;
     // MCP tools are only known once listed; a name qualified with a
     // declared server's label may refer to one.
     let known = Known {
@@ -67,6 +72,7 @@ pub fn resolve_tools(
         first_choice: choice.first,
         choice_none: choice.none,
         mcp: declared.mcp,
+        dropped: declared.dropped,
     })
 }
 
@@ -78,17 +84,36 @@ struct Declared {
     labels: HashSet<String>,
     /// Client tools the model sees in another shape (namespace, custom).
     shapes: Vec<(String, client_shapes::ClientShape)>,
+    dropped: Vec<String>,
 }
 
-fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Declared, EngineError> {
+fn declare_tools(
+    req: &CreateResponseRequest,
+    mcp_enabled: bool,
+    executors: &[Arc<dyn ToolExecutor>],
+    drop_unserved: &[String],
+) -> Result<Declared, EngineError> {
     let mut d = Declared {
         defs: Vec::new(),
         names: HashSet::new(),
         mcp: Vec::new(),
         labels: HashSet::new(),
         shapes: Vec::new(),
+        dropped: Vec::new(),
     };
     for (i, tool) in req.tools.iter().flatten().enumerate() {
+        // Hosted types the gateway runs: offered as functions of their
+        // executor, or refused (or left out, as the operator chose).
+        if let Some(kind) = HostedKind::of_tool(tool) {
+            match hosted::declare(tool, kind, i, executors, drop_unserved)? {
+                hosted::Declared::Offered(def) => {
+                    client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}].type"))?;
+                    d.defs.push(*def);
+                }
+                hosted::Declared::Dropped => d.dropped.push(tool.type_name().to_owned()),
+            }
+            continue;
+        }
         match tool {
             Tool::Function(f) => {
                 if f.name.is_empty() || !valid_name(&f.name) {
@@ -138,8 +163,20 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
                 d.shapes.push((def.name.clone(), shape));
                 d.defs.push(def);
             }
-            // OpenAI runs these itself; they are not offered to the model
-            // (prepare logs them) and stay in the response's `tools`.
+            Tool::Shell(_)
+            | Tool::LocalShell(_)
+            | Tool::ApplyPatch(_)
+            | Tool::ComputerUsePreview(_) => {
+                if let Some((def, shape)) = client_shapes::typed::typed_definition(tool, i)? {
+                    client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}].type"))?;
+                    d.shapes.push((def.name.clone(), shape));
+                    d.defs.push(def);
+                }
+            }
+            Tool::ImageGeneration(_) => return Err(image_generation_refused(i)),
+            // The other hosted types OpenAI names (untyped here) are not
+            // offered to the model (prepare logs them) and stay in the
+            // response's `tools`.
             _ if tool.is_hosted() => {}
             // Unknown types, and any the protocol crate learns before this
             // engine handles them, are refused.
@@ -153,6 +190,17 @@ fn declare_tools(req: &CreateResponseRequest, mcp_enabled: bool) -> Result<Decla
         }
     }
     Ok(d)
+}
+
+/// `image_generation` needs an image-capable upstream, which this gateway
+/// does not configure yet: refused rather than silently dropped.
+fn image_generation_refused(i: usize) -> EngineError {
+    EngineError::invalid_code(
+        "Tool type 'image_generation' is not supported: this gateway has no image-generation \
+         upstream configured.",
+        Some(&format!("tools[{i}].type")),
+        "unsupported_tool_type",
+    )
 }
 
 /// The request's `allowed_tools` (an empty list means no restriction).

@@ -1,13 +1,16 @@
 //! Checks on the request's scalar fields: refuse, by name, what Windlass
 //! cannot honour, instead of dropping it.
 
-use windlass_protocol::{CreateResponseRequest, Truncation};
+use windlass_protocol::{ContextManagement, CreateResponseRequest};
 
 use crate::error::EngineError;
 
-const KNOWN_INCLUDES: [&str; 2] = [
+const KNOWN_INCLUDES: [&str; 5] = [
     "reasoning.encrypted_content",
     "message.output_text.logprobs",
+    windlass_protocol::INCLUDE_FILE_SEARCH_RESULTS,
+    windlass_protocol::INCLUDE_WEB_SEARCH_SOURCES,
+    windlass_protocol::INCLUDE_CODE_INTERPRETER_OUTPUTS,
 ];
 const SERVICE_TIERS: [&str; 5] = ["auto", "default", "flex", "priority", "scale"];
 
@@ -28,11 +31,32 @@ pub fn validate_fields(req: &CreateResponseRequest) -> Result<(), EngineError> {
             "invalid_value",
         ));
     }
-    if req.truncation == Some(Truncation::Auto) {
+    // A surface with a prompt store resolves `prompt` before prepare
+    // (the server's intake); here it would be dropped, so it is refused.
+    if req.prompt.is_some() {
         return Err(unsupported(
-            "truncation",
-            "truncation 'auto' is not supported: Windlass never drops context silently; use 'disabled'",
+            "prompt",
+            "prompt is not available here: no prompt store is configured",
         ));
+    }
+    for (i, entry) in req.context_management.iter().flatten().enumerate() {
+        if entry.kind != ContextManagement::COMPACTION {
+            return Err(EngineError::invalid_code(
+                format!(
+                    "context_management[{i}].type '{}' is not supported; use 'compaction'",
+                    entry.kind
+                ),
+                Some(&format!("context_management[{i}].type")),
+                "invalid_value",
+            ));
+        }
+        if entry.compact_threshold == Some(0) {
+            return Err(EngineError::invalid_code(
+                "compact_threshold must be at least 1",
+                Some(&format!("context_management[{i}].compact_threshold")),
+                "invalid_value",
+            ));
+        }
     }
     range(req.temperature, 0.0, 2.0, "temperature")?;
     range(req.top_p, 0.0, 1.0, "top_p")?;

@@ -6,8 +6,14 @@ use windlass_protocol::{
     EventData, FunctionCall, Item, ItemStatus, McpApprovalRequest, McpCall, McpCallStatus,
 };
 
-use super::open::{close_message, close_reasoning, item_id, Open};
+use tracing::warn;
+use windlass_protocol::hosted_replay::HostedKind;
+
+use super::{close_message, close_reasoning, item_id, Open};
+use crate::client_shapes::typed::{self, TypedKind};
+use crate::client_shapes::ClientShape;
 use crate::emitter::Emitter;
+use crate::hosted;
 use crate::tooling::{CallKind, ToolSet};
 
 pub(crate) async fn tool_delta(
@@ -38,13 +44,43 @@ pub(crate) async fn tool_delta(
             // One call at a time, as OpenAI streams them: the previous call is complete.
             close_calls(out, open, ItemStatus::Completed).await;
             let name = name.unwrap_or_default();
-            let i = out.add_item(call_item(tools, id, name)).await;
+            let i = match tools.call_kind(&name) {
+                CallKind::Shaped(ClientShape::Typed(kind)) => {
+                    let call_id = id
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or_else(|| new_id(prefix::CALL));
+                    let i = out.reserve_item(typed::gathering_item(kind, call_id));
+                    open.typed.insert(i, kind);
+                    i
+                }
+                _ => {
+                    let item = call_item(tools, id, name);
+                    let hosted = HostedKind::of_item(&item).is_some();
+                    let i = out.add_item(item).await;
+                    if hosted {
+                        open.hosted_args.insert(i, String::new());
+                        hosted::calls::opened(out, i).await;
+                    }
+                    i
+                }
+            };
             open.calls.insert(index, i);
             i
         }
     };
+    if let Some(args) = open.hosted_args.get_mut(&idx) {
+        // A hosted call's arguments become its item's fields when it closes.
+        args.push_str(&arguments);
+        return idx;
+    }
     if !arguments.is_empty() {
+        let gathering = open.typed.contains_key(&idx);
         let delta = match out.item_mut(idx) {
+            // A typed call is announced whole when it closes.
+            Item::FunctionCall(c) if gathering => {
+                c.arguments.push_str(&arguments);
+                None
+            }
             Item::FunctionCall(c) => {
                 c.arguments.push_str(&arguments);
                 Some(true)
@@ -104,6 +140,7 @@ fn call_item(tools: &ToolSet, call_id: Option<String>, name: String) -> Item {
             status: Some(ItemStatus::InProgress),
         }),
         CallKind::Shaped(shape) => crate::client_shapes::call_item(&shape, call_id()),
+        CallKind::Hosted(kind) => hosted::calls::open_item(kind),
         CallKind::Mcp { label, tool } => Item::McpCall(McpCall {
             id: new_id(prefix::MCP_CALL),
             server_label: label,
@@ -128,6 +165,10 @@ fn call_item(tools: &ToolSet, call_id: Option<String>, name: String) -> Item {
 pub(crate) async fn close_calls(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
     let calls = std::mem::take(&mut open.calls);
     for (_, idx) in calls {
+        if let Some(kind) = open.typed.remove(&idx) {
+            close_typed(out, idx, kind, status).await;
+            continue;
+        }
         let item_id = item_id(out, idx);
         match out.item_mut(idx) {
             Item::FunctionCall(c) => {
@@ -168,7 +209,29 @@ pub(crate) async fn close_calls(out: &mut Emitter<'_>, open: &mut Open, status: 
                 })
                 .await;
             }
+            // Open until the call has run, like an `mcp_call`.
+            item if HostedKind::of_item(item).is_some() => {
+                let arguments = open.hosted_args.get(&idx).cloned().unwrap_or_default();
+                hosted::calls::arguments_done(out, idx, &arguments).await;
+            }
             _ => out.item_done(idx).await,
         }
     }
+}
+
+/// Turns a gathered typed call into its item (`local_shell_call`, ...) and
+/// announces it. Arguments that make no such item leave it a plain function
+/// call named after the type, with the model's arguments as they are.
+async fn close_typed(out: &mut Emitter<'_>, idx: usize, kind: TypedKind, status: ItemStatus) {
+    if let Item::FunctionCall(c) = out.item_mut(idx) {
+        match typed::typed_item(kind, c.call_id.clone(), &c.arguments, status) {
+            Ok(item) => *out.item_mut(idx) = item,
+            Err(why) => {
+                warn!(tool = kind.type_name(), %why, "call returned as a function call");
+                c.id = Some(new_id(prefix::FUNCTION_CALL));
+                c.status = Some(status);
+            }
+        }
+    }
+    out.announce_done(idx).await;
 }

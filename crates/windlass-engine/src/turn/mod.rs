@@ -5,27 +5,26 @@
 //! opened and closed exactly once, with its final text in the `done` events.
 
 mod calls;
-mod open;
 mod summary;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
+use windlass_protocol::hosted_replay::HostedKind;
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
-    ContentPart, EventData, Item, ItemStatus, LogProb, Message, MessageContent, RefusalPart, Role,
-    Usage,
+    ContentPart, EventData, Item, ItemStatus, LogProb, Message, MessageContent, Reasoning,
+    RefusalPart, Role, TextPart, Usage,
 };
 
+use crate::client_shapes::typed::TypedKind;
 use crate::emitter::Emitter;
 use crate::naming::mcp_tool_name;
 use crate::ports::agent::provider::{FinishReason, ModelEvent, ModelStream, ProviderError};
 use crate::ports::agent::tools::ToolCall;
 use crate::tooling::ToolSet;
 use calls::{close_calls, tool_delta};
-pub(crate) use open::{close_message, close_reasoning, item_id, open_reasoning, Open, PartKind};
-use open::{close_part, open_reasoning_text};
 
 pub(crate) struct TurnOutcome {
     pub calls: Vec<ToolCall>,
@@ -38,6 +37,29 @@ pub(crate) struct TurnOutcome {
 pub(crate) enum TurnError {
     Provider(ProviderError),
     Cancelled,
+}
+
+/// Which content part of the open message is being written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PartKind {
+    Text,
+    Refusal,
+}
+
+#[derive(Default)]
+pub(crate) struct Open {
+    pub reasoning: Option<usize>,
+    /// The open summary part of the open reasoning item.
+    pub summary: summary::OpenPart,
+    pub message: Option<(usize, Option<(usize, PartKind)>)>,
+    /// Upstream tool-call index -> output index.
+    pub calls: BTreeMap<u32, usize>,
+    /// Calls of OpenAI's client-executed types, gathered unannounced until
+    /// their arguments are complete (by output index).
+    pub typed: BTreeMap<usize, TypedKind>,
+    /// The arguments of hosted calls (their items have no field for them),
+    /// by output index.
+    pub hosted_args: HashMap<usize, String>,
 }
 
 pub(crate) async fn run_turn(
@@ -65,7 +87,10 @@ pub(crate) async fn run_turn(
                 ModelEvent::ReasoningSummaryDelta {
                     summary_index,
                     delta,
-                } => summary::summary_delta(out, &mut open, summary_index, delta).await,
+                } => {
+                    let idx = open_reasoning(out, &mut open).await;
+                    summary::summary_delta(out, &mut open.summary, idx, summary_index, delta).await
+                }
                 ModelEvent::TextDelta(d) => {
                     text_delta(out, &mut open, d, PartKind::Text, Vec::new()).await
                 }
@@ -102,13 +127,23 @@ pub(crate) async fn run_turn(
         let calls = call_order
             .iter()
             .filter_map(|&i| match &out.response.output[i] {
-                item @ (Item::FunctionCall(_) | Item::CustomToolCall(_)) => {
-                    crate::client_shapes::tool_call(item)
-                }
+                item @ (Item::FunctionCall(_)
+                | Item::CustomToolCall(_)
+                | Item::ShellCall(_)
+                | Item::LocalShellCall(_)
+                | Item::ApplyPatchCall(_)
+                | Item::ComputerCall(_)) => crate::client_shapes::tool_call(item),
                 Item::McpCall(c) => Some(ToolCall {
                     call_id: c.id.clone(),
                     name: mcp_tool_name(&c.server_label, &c.name),
                     arguments: c.arguments.clone(),
+                }),
+                item @ (Item::FileSearchCall(_)
+                | Item::WebSearchCall(_)
+                | Item::CodeInterpreterCall(_)) => Some(ToolCall {
+                    call_id: item.id().unwrap_or_default().to_owned(),
+                    name: HostedKind::of_item(item)?.function_name().to_owned(),
+                    arguments: open.hosted_args.get(&i).cloned().unwrap_or_default(),
                 }),
                 Item::McpApprovalRequest(r) => {
                     approvals.insert(r.id.clone());
@@ -157,6 +192,49 @@ async fn reasoning_delta(out: &mut Emitter<'_>, open: &mut Open, delta: String) 
             output_index: idx,
             content_index: 0,
             delta,
+        })
+        .await;
+    }
+}
+
+/// The open reasoning item, opened (closing an open message) when none is;
+/// its text part opens with the first text ([`open_reasoning_text`]).
+pub(crate) async fn open_reasoning(out: &mut Emitter<'_>, open: &mut Open) -> usize {
+    if let Some(i) = open.reasoning {
+        return i;
+    }
+    if open.message.is_some() {
+        close_message(out, open, ItemStatus::Completed).await;
+    }
+    let id = new_id(prefix::REASONING);
+    let item = Item::Reasoning(Reasoning {
+        id: Some(id),
+        summary: Vec::new(),
+        content: Some(Vec::new()),
+        encrypted_content: None,
+        status: Some(ItemStatus::InProgress),
+    });
+    let i = out.add_item(item).await;
+    open.reasoning = Some(i);
+    i
+}
+
+/// Opens the reasoning item's text part unless it is open already.
+async fn open_reasoning_text(out: &mut Emitter<'_>, idx: usize) {
+    if let Item::Reasoning(r) = out.item_mut(idx) {
+        let content = r.content.get_or_insert_with(Vec::new);
+        if !content.is_empty() {
+            return;
+        }
+        content.push(reasoning_part(String::new()));
+    }
+    if out.on() {
+        let item_id = item_id(out, idx);
+        out.emit(EventData::ContentPartAdded {
+            item_id,
+            output_index: idx,
+            content_index: 0,
+            part: reasoning_part(String::new()),
         })
         .await;
     }
@@ -268,4 +346,152 @@ async fn close_all(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
     close_reasoning(out, open, status).await;
     close_message(out, open, status).await;
     close_calls(out, open, status).await;
+}
+
+pub(crate) async fn close_reasoning(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
+    let Some(idx) = open.reasoning else {
+        return;
+    };
+    summary::close_summary(out, &mut open.summary, idx).await;
+    open.reasoning = None;
+    let mut text = None;
+    if let Item::Reasoning(r) = out.item_mut(idx) {
+        r.status = Some(status);
+        // A summary-only item (as OpenAI's models give) has no content.
+        if r.content.as_ref().is_some_and(Vec::is_empty) {
+            r.content = None;
+        }
+        text = r
+            .content
+            .as_ref()
+            .map(|c| c.iter().filter_map(ContentPart::text).collect::<String>());
+    }
+    if let (true, Some(text)) = (out.on(), text) {
+        let item_id = item_id(out, idx);
+        out.emit(EventData::ReasoningDone {
+            item_id: item_id.clone(),
+            output_index: idx,
+            content_index: 0,
+            text: text.clone(),
+        })
+        .await;
+        out.emit(EventData::ContentPartDone {
+            item_id,
+            output_index: idx,
+            content_index: 0,
+            part: reasoning_part(text),
+        })
+        .await;
+    }
+    out.item_done(idx).await;
+}
+
+pub(crate) async fn close_message(out: &mut Emitter<'_>, open: &mut Open, status: ItemStatus) {
+    let Some((idx, part)) = open.message.take() else {
+        return;
+    };
+    if let Some((ci, kind)) = part {
+        close_part(out, idx, ci, kind).await;
+    }
+    if let Item::Message(m) = out.item_mut(idx) {
+        m.status = Some(status);
+    }
+    out.item_done(idx).await;
+}
+
+async fn close_part(out: &mut Emitter<'_>, idx: usize, content_index: usize, kind: PartKind) {
+    if kind == PartKind::Text {
+        cite(out, idx, content_index).await;
+    }
+    if !out.on() {
+        return;
+    }
+    let part = match out.item_mut(idx) {
+        Item::Message(Message {
+            content: MessageContent::Parts(parts),
+            ..
+        }) => parts.get(content_index).cloned(),
+        _ => None,
+    };
+    let Some(part) = part else { return };
+    let item_id = item_id(out, idx);
+    let done = match (&part, kind) {
+        (ContentPart::OutputText(t), PartKind::Text) => EventData::OutputTextDone {
+            item_id: item_id.clone(),
+            output_index: idx,
+            content_index,
+            text: t.text.clone(),
+            logprobs: t.logprobs.clone().unwrap_or_default(),
+        },
+        (ContentPart::Refusal(r), _) => EventData::RefusalDone {
+            item_id: item_id.clone(),
+            output_index: idx,
+            content_index,
+            refusal: r.refusal.clone(),
+        },
+        _ => return,
+    };
+    out.emit(done).await;
+    out.emit(EventData::ContentPartDone {
+        item_id,
+        output_index: idx,
+        content_index,
+        part,
+    })
+    .await;
+}
+
+/// Annotates an answer that cites earlier hosted results of the response
+/// (`[file-…]` markers, result URLs): the annotations go on the stored part
+/// and are announced before the part's `done` events.
+async fn cite(out: &mut Emitter<'_>, idx: usize, content_index: usize) {
+    let text = match out.item_mut(idx) {
+        Item::Message(Message {
+            content: MessageContent::Parts(parts),
+            ..
+        }) => match parts.get(content_index) {
+            Some(ContentPart::OutputText(t)) => t.text.clone(),
+            _ => return,
+        },
+        _ => return,
+    };
+    let found = windlass_protocol::hosted_render::answer_citations(
+        &text,
+        out.response.output[..idx].iter(),
+    );
+    if found.is_empty() {
+        return;
+    }
+    let mut first = 0;
+    if let Item::Message(Message {
+        content: MessageContent::Parts(parts),
+        ..
+    }) = out.item_mut(idx)
+    {
+        if let Some(ContentPart::OutputText(t)) = parts.get_mut(content_index) {
+            first = t.annotations.len();
+            t.annotations.extend(found.iter().cloned());
+        }
+    }
+    if out.on() {
+        let item_id = item_id(out, idx);
+        for (i, annotation) in found.into_iter().enumerate() {
+            out.emit(EventData::OutputTextAnnotationAdded {
+                item_id: item_id.clone(),
+                output_index: idx,
+                content_index,
+                annotation_index: first + i,
+                annotation,
+            })
+            .await;
+        }
+    }
+}
+
+fn reasoning_part(text: String) -> ContentPart {
+    ContentPart::ReasoningText(TextPart { text })
+}
+
+pub(crate) fn item_id(out: &Emitter<'_>, idx: usize) -> String {
+    out.response.output[idx].id().unwrap_or_default().to_owned()
 }

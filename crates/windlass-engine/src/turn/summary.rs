@@ -1,25 +1,31 @@
 //! Reasoning summaries: the upstream's `summary_index` parts become the
 //! reasoning item's `summary` (`summary_text` parts), each opened, streamed
-//! and closed with OpenAI's `reasoning_summary_*` events.
+//! and closed with OpenAI's `reasoning_summary_*` events. The caller opens
+//! the reasoning item and keeps which summary part is open (`OpenPart`);
+//! nothing here reaches back into `turn/mod.rs`.
 
 use windlass_protocol::{ContentPart, EventData, Item, TextPart};
 
-use super::open::{item_id, open_reasoning, Open};
 use crate::emitter::Emitter;
 
+/// The open summary part of the open reasoning item: the upstream's
+/// `summary_index`, and its position in the item's `summary`.
+pub(crate) type OpenPart = Option<(u32, usize)>;
+
+/// A delta of the summary part `summary_index` of the reasoning item `idx`.
 pub(super) async fn summary_delta(
     out: &mut Emitter<'_>,
-    open: &mut Open,
+    open: &mut OpenPart,
+    idx: usize,
     summary_index: u32,
     delta: String,
 ) {
-    let idx = open_reasoning(out, open).await;
-    let part = match open.summary {
+    let part = match *open {
         Some((upstream, part)) if upstream == summary_index => part,
         _ => {
             close_summary(out, open, idx).await;
             let part = open_part(out, idx).await;
-            open.summary = Some((summary_index, part));
+            *open = Some((summary_index, part));
             part
         }
     };
@@ -39,8 +45,8 @@ pub(super) async fn summary_delta(
 }
 
 /// Closes the open summary part of the reasoning item at `idx`, if any.
-pub(super) async fn close_summary(out: &mut Emitter<'_>, open: &mut Open, idx: usize) {
-    let Some((_, part)) = open.summary.take() else {
+pub(super) async fn close_summary(out: &mut Emitter<'_>, open: &mut OpenPart, idx: usize) {
+    let Some((_, part)) = open.take() else {
         return;
     };
     if !out.on() {
@@ -96,6 +102,10 @@ fn summary_mut<'a>(
         Item::Reasoning(r) => r.summary.get_mut(part),
         _ => None,
     }
+}
+
+fn item_id(out: &Emitter<'_>, idx: usize) -> String {
+    out.response.output[idx].id().unwrap_or_default().to_owned()
 }
 
 fn summary_part(text: String) -> ContentPart {

@@ -1,10 +1,12 @@
-//! Bearer-token check.
+//! Key check: a bearer token, or Anthropic's `x-api-key`.
 //!
 //! With keys configured every route needs one except `/health` and `/ready`,
 //! unknown routes included (a 401 before a 404, so the routes cannot be
 //! mapped without a key). The key's name, never the key, goes in the logs;
 //! the request carries an [`AuthedKey`] for handlers. A key without the
-//! route's scope (see `scopes.rs`) gets 403.
+//! route's scope (see `scopes.rs`) gets 403. With `[auth.oidc]`, a bearer
+//! JWT of the issuer is a key too (`jwt.rs`), also when no static key is
+//! configured.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -12,6 +14,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::guard::jwt;
 use crate::guard::keys::AuthedKey;
 use crate::guard::scopes::{self, Scope};
 use crate::state::AppState;
@@ -32,10 +35,28 @@ pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Ne
     let ring = match &*app.keys {
         // A key configuration that did not resolve fails closed.
         Err(_) if !open => return unauthorized(),
-        Ok(ring) if !ring.is_empty() && !open => ring,
+        Ok(ring) if (!ring.is_empty() || app.jwt.is_some()) && !open => ring,
         _ => return next.run(req).await,
     };
-    match bearer(req.headers()).and_then(|token| ring.find(token)) {
+    let token = credential(req.headers());
+    // A bearer with a JWT's shape goes to the issuer's keys first (when
+    // `[auth.oidc]` is set), then, like any other bearer, to the static
+    // keys (a static key may happen to have a JWT's shape).
+    let mut expiry = None;
+    let found = match (token, &app.jwt) {
+        (Some(t), Some(verifier)) if windlass_auth::looks_like_jwt(t) => {
+            match verifier.verify(t).await.ok().and_then(jwt::authed) {
+                Some((key, exp)) => {
+                    expiry = Some(exp);
+                    Some(key)
+                }
+                None => ring.find(t),
+            }
+        }
+        (Some(t), _) => ring.find(t),
+        (None, _) => None,
+    };
+    match found {
         Some(key) => {
             tracing::debug!(key = %key.name, tenant = %key.tenant, "authenticated");
             let need = scopes::required(req.method(), req.uri().path());
@@ -44,10 +65,26 @@ pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Ne
                 return forbidden(need);
             }
             req.extensions_mut().insert::<AuthedKey>(key);
-            next.run(req).await
+            match expiry {
+                Some(exp) => {
+                    req.extensions_mut().insert(exp);
+                    jwt::end_streams_at(next.run(req).await, exp)
+                }
+                None => next.run(req).await,
+            }
         }
         None => unauthorized(),
     }
+}
+
+/// The key a request carries: `Authorization: Bearer <key>`, else
+/// `x-api-key: <key>` (Anthropic's header, which its SDKs and Claude Code
+/// send to `/v1/messages`).
+fn credential(headers: &HeaderMap) -> Option<&str> {
+    bearer(headers).or_else(|| {
+        let key = headers.get("x-api-key")?.to_str().ok()?.trim();
+        (!key.is_empty()).then_some(key)
+    })
 }
 
 /// The token of an `Authorization: Bearer <token>` header; the scheme is
@@ -101,5 +138,20 @@ mod tests {
         assert_eq!(bearer(&with("k2")), None);
         assert_eq!(bearer(&with("Bearer ")), None);
         assert_eq!(bearer(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn x_api_key_is_a_key_too() {
+        let mut h = HeaderMap::new();
+        h.insert("x-api-key", HeaderValue::from_static(" sk-a "));
+        assert_eq!(credential(&h), Some("sk-a"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer sk-b"),
+        );
+        assert_eq!(credential(&h), Some("sk-b"), "the bearer token wins");
+        h.insert("x-api-key", HeaderValue::from_static(""));
+        h.remove(header::AUTHORIZATION);
+        assert_eq!(credential(&h), None);
     }
 }

@@ -1,4 +1,4 @@
-//! Request bodies: JSON only, read within a deadline and a size limit, and
+//! Request bodies: JSON only (multipart uploads: see `upload.rs`), read within a deadline and a size limit, and
 //! (for creates) checked against the request limits before parsing.
 
 use std::time::Duration;
@@ -11,11 +11,18 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::error::ApiError;
-use crate::guard::limits;
+use crate::guard::{limits, upload};
 use crate::state::AppState;
 
 pub async fn read_body(State(app): State<AppState>, req: Request, next: Next) -> Response {
     if req.method() != Method::POST || !has_body(req.headers()) {
+        return next.run(req).await;
+    }
+    // Multipart uploads: their own browser rule; streamed by the route.
+    if upload::is_upload(req.method(), req.uri().path(), req.headers()) {
+        if let Err(e) = upload::check(req.headers(), &app.config.cors_allowed_origins) {
+            return e.into_response();
+        }
         return next.run(req).await;
     }
     if let Err(e) = check_headers(req.headers()) {

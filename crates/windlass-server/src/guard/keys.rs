@@ -246,7 +246,7 @@ impl KeyRing {
 
 /// Tenant names go in logs, metrics labels and database rows: kept short
 /// and plain.
-fn valid_tenant(t: &str) -> bool {
+pub(crate) fn valid_tenant(t: &str) -> bool {
     (1..=64).contains(&t.len())
         && t.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))

@@ -2,10 +2,16 @@
 //!
 //! - `responses:write`: create responses (`POST /v1/responses`, also the
 //!   WebSocket upgrade on `GET /v1/responses`), delete and cancel them;
+//!   also Anthropic's Messages API (`POST /v1/messages` and
+//!   `/v1/messages/count_tokens`), which creates responses too;
 //! - `responses:read`: retrieve responses and list their input items;
 //! - `traces:read`: execution traces (`GET /v1/responses/{id}/trace`), which
 //!   show tool arguments and policy decisions, hence their own scope;
-//! - `models:read`: `GET /v1/models` and `GET /v1/mcp/servers`.
+//! - `models:read`: `GET /v1/models` and `GET /v1/mcp/servers`;
+//! - `files:read`: read uploaded files, vector stores (search included) and
+//!   containers (`GET` on `/v1/files`, `/v1/vector_stores`, `/v1/containers`,
+//!   and `POST /v1/vector_stores/{id}/search`);
+//! - `files:write`: upload, change and delete them.
 //!
 //! A key without `scopes` has all of them. Routes not listed here need
 //! `responses:read` to read (GET) and `responses:write` for anything else.
@@ -20,14 +26,18 @@ pub enum Scope {
     ResponsesWrite,
     TracesRead,
     ModelsRead,
+    FilesRead,
+    FilesWrite,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 4] = [
+    pub const ALL: [Scope; 6] = [
         Scope::ResponsesRead,
         Scope::ResponsesWrite,
         Scope::TracesRead,
         Scope::ModelsRead,
+        Scope::FilesRead,
+        Scope::FilesWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -36,6 +46,8 @@ impl Scope {
             Scope::ResponsesWrite => "responses:write",
             Scope::TracesRead => "traces:read",
             Scope::ModelsRead => "models:read",
+            Scope::FilesRead => "files:read",
+            Scope::FilesWrite => "files:write",
         }
     }
 
@@ -100,6 +112,14 @@ pub fn required(method: &Method, path: &str) -> Scope {
     if path == "/v1/models" || path.starts_with("/v1/mcp/") {
         return Scope::ModelsRead;
     }
+    if is_resource(path) {
+        let search = *method == Method::POST && path.ends_with("/search");
+        return if read || search {
+            Scope::FilesRead
+        } else {
+            Scope::FilesWrite
+        };
+    }
     if path.starts_with("/v1/responses/") && path.ends_with("/trace") {
         return Scope::TracesRead;
     }
@@ -108,6 +128,16 @@ pub fn required(method: &Method, path: &str) -> Scope {
         return Scope::ResponsesWrite;
     }
     Scope::ResponsesRead
+}
+
+/// Files, vector stores and containers (`files:*`).
+fn is_resource(path: &str) -> bool {
+    ["/v1/files", "/v1/vector_stores", "/v1/containers"]
+        .iter()
+        .any(|root| {
+            path.strip_prefix(root)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
 }
 
 #[cfg(test)]
@@ -139,6 +169,27 @@ mod tests {
         assert_eq!(need(Method::GET, "/v1/models"), Scope::ModelsRead);
         assert_eq!(need(Method::GET, "/v1/mcp/servers"), Scope::ModelsRead);
         assert_eq!(need(Method::POST, "/v1/other"), Scope::ResponsesWrite);
+        assert_eq!(need(Method::POST, "/v1/messages"), Scope::ResponsesWrite);
+        assert_eq!(
+            need(Method::POST, "/v1/messages/count_tokens"),
+            Scope::ResponsesWrite
+        );
+        assert_eq!(need(Method::GET, "/v1/files"), Scope::FilesRead);
+        assert_eq!(need(Method::GET, "/v1/files/f/content"), Scope::FilesRead);
+        assert_eq!(need(Method::POST, "/v1/files"), Scope::FilesWrite);
+        assert_eq!(need(Method::DELETE, "/v1/files/f"), Scope::FilesWrite);
+        assert_eq!(
+            need(Method::POST, "/v1/vector_stores/vs_1/search"),
+            Scope::FilesRead
+        );
+        assert_eq!(
+            need(Method::POST, "/v1/vector_stores/vs_1/files"),
+            Scope::FilesWrite
+        );
+        assert_eq!(need(Method::GET, "/v1/containers/c"), Scope::FilesRead);
+        assert_eq!(need(Method::POST, "/v1/containers"), Scope::FilesWrite);
+        assert_eq!(need(Method::GET, "/v1/filesystem"), Scope::ResponsesRead);
+        assert_eq!(need(Method::POST, "/v1/embeddings"), Scope::ResponsesWrite);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use windlass_protocol::{Item, ItemList};
 use crate::error::ApiError;
 use crate::guard::tenant::Tenant;
 use crate::intake::{body_error, parse_json};
-use crate::item_list::{list, ListQuery};
+use crate::item_list::{list, list_presented, ListQuery};
 use crate::state::AppState;
 
 /// OpenAI's cap on items given at creation or added at once.
@@ -160,12 +160,12 @@ pub async fn list_items(
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
-    let page = q.page("conversation items")?;
+    let (page, include) = q.page_and_include("conversation items")?;
     let page = store(&app)?
         .conversation_items(tenant.as_str(), &id, &page)
         .await?
         .ok_or_else(|| not_found(&id))?;
-    Ok(Json(list(page.items, page.has_more)))
+    Ok(Json(list_presented(page.items, page.has_more, &include)))
 }
 
 pub async fn add_items(

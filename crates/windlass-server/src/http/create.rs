@@ -37,17 +37,34 @@ pub async fn create_response(
     let req = parse_request(&bytes)?;
     let key = key.map(|Extension(k)| k);
     let admitted = intake::prepare(&app, key.as_ref(), header_status, req, None).await?;
-    if admitted.prepared.background() {
-        return background(&app, admitted).await;
-    }
+    let dropped = admitted.prepared.dropped_tools().join(", ");
     let started = context.map_or_else(Instant::now, |Extension(c)| c.started);
     // The run may outlive this handler (SSE body, a client that left):
     // its log lines keep the request's span, and so its request id.
     let span = Span::current();
-    if admitted.prepared.stream() {
-        return stream(&app, admitted, started, span);
+    let mut response = if admitted.prepared.background() {
+        background(&app, admitted).await?
+    } else if admitted.prepared.stream() {
+        stream(&app, admitted, started, span)?
+    } else {
+        json(&app, admitted, started, span).await
+    };
+    mark_dropped(&mut response, &dropped);
+    Ok(response)
+}
+
+/// Hosted tool types the gateway left out (nothing serves them and the
+/// operator lets them be dropped) are named in `x-windlass-dropped-tools`,
+/// so no client believes they ran.
+fn mark_dropped(response: &mut Response, dropped: &str) {
+    if dropped.is_empty() {
+        return;
     }
-    Ok(json(&app, admitted, started, span).await)
+    if let Ok(value) = axum::http::HeaderValue::from_str(dropped) {
+        response
+            .headers_mut()
+            .insert("x-windlass-dropped-tools", value);
+    }
 }
 
 /// The run inside an SSE body.
@@ -65,10 +82,12 @@ fn stream(
         .store()
         .then(|| EventLog::new(prepared.tenant(), prepared.id(), false));
     let keep = log.clone().map_or(Keep::Nothing, Keep::Stream);
+    let obfuscation = prepared.obfuscation();
     let launch = Launch::register(app, prepared, started, keep, Some(charge));
     let cancel = launch.cancel_token().clone();
     let limit = app.config.sse_buffer_bytes;
-    let body = SseBody::recording(limit, cancel, log, |mut sink| {
+    let body = SseBody::recording(limit, cancel, log, move |mut sink| {
+        sink.obfuscation(obfuscation);
         async move {
             // Charged before `[DONE]`: the client's next request sees it.
             launch.run(&mut sink).await;
@@ -104,7 +123,7 @@ async fn json(
     let outcome = InPlace::new(run.instrument(span), token).await;
     let mut response = match &outcome.failure {
         Some(f) => ApiError::from(f).into_response(),
-        None => Json(outcome.response).into_response(),
+        None => Json(outcome.client_response()).into_response(),
     };
     response.extensions_mut().insert(CompletionLogged);
     response

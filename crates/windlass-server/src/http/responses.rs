@@ -9,11 +9,12 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use windlass_engine::Trace;
+use windlass_protocol::include::{present_response, HOSTED_INCLUDES};
 use windlass_protocol::{DeletedResponse, ItemList, ResponseResource};
 
 use crate::error::ApiError;
 use crate::guard::tenant::Tenant;
-use crate::item_list::{list, ListQuery};
+use crate::item_list::{list_presented, ListQuery};
 use crate::run::remote::{self, Stopped};
 use crate::run::resume::resume_stream;
 use crate::state::AppState;
@@ -54,6 +55,11 @@ pub struct GetQuery {
     /// With `stream`: only events numbered above this one.
     #[serde(default)]
     starting_after: Option<u64>,
+    /// Hosted-tool item data to show (`file_search_call.results`, ...).
+    #[serde(rename = "include[]", default)]
+    include_list: Option<String>,
+    #[serde(default)]
+    include: Option<String>,
 }
 
 /// A stored response; a running one as it stands (this process's snapshot,
@@ -69,15 +75,30 @@ pub async fn get_response(
     if q.stream == Some(true) {
         return resume_stream(&app, tenant.as_str(), &id, q.starting_after).await;
     }
+    let include: Vec<String> = q.include.or(q.include_list).into_iter().collect();
+    if let Some(bad) = include
+        .iter()
+        .find(|i| !HOSTED_INCLUDES.contains(&i.as_str()))
+    {
+        return Err(
+            ApiError::invalid(format!("include value '{bad}' is not supported here"))
+                .param("include"),
+        );
+    }
+    // Stored complete; shown cut to `include`, as the run's own answer was.
+    let shown = |mut r: ResponseResource| {
+        present_response(&mut r, &include);
+        Json(r).into_response()
+    };
     if let Some(r) = app.engine.store().get(tenant.as_str(), &id).await? {
-        return Ok(Json(r).into_response());
+        return Ok(shown(r));
     }
     if let Some(r) = app.inflight.snapshot(tenant.as_str(), &id) {
-        return Ok(Json(r).into_response());
+        return Ok(shown(r));
     }
     if let Some(runs) = &app.runs {
         if let Some(live) = runs.get_live(tenant.as_str(), &id).await? {
-            return Ok(Json(live.response).into_response());
+            return Ok(shown(live.response));
         }
     }
     Err(ApiError::not_found("Response", &id))
@@ -148,14 +169,14 @@ pub async fn input_items(
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ItemList>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::invalid(e.body_text()))?;
-    let page = q.page("input items")?;
+    let (page, include) = q.page_and_include("input items")?;
     let page = app
         .engine
         .store()
         .input_items(tenant.as_str(), &id, &page)
         .await?
         .ok_or_else(|| ApiError::not_found("Response", &id))?;
-    Ok(Json(list(page.items, page.has_more)))
+    Ok(Json(list_presented(page.items, page.has_more, &include)))
 }
 
 pub async fn cancel_response(

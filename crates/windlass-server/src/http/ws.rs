@@ -10,10 +10,19 @@
 //! so the next message can continue it with `previous_response_id`; a
 //! failed continuation forgets it. Closing the socket cancels the running
 //! response, which still ends `cancelled` and stored.
+//!
+//! `generate: false` prepares a request without calling the model (Codex's
+//! warm-up); the next message continuing it runs with its input (see
+//! `run/warmup.rs`).
+//!
+//! Opened with a bearer JWT, the socket lives until the token expires: then
+//! the running response is cancelled (and stored, as on a close), an error
+//! message with code `token_expired` goes out, and the server closes the
+//! socket (1008, "token expired").
 
 use std::collections::VecDeque;
 
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
@@ -28,9 +37,11 @@ use windlass_protocol::{CreateResponseRequest, Item, ResponseStatus, StreamEvent
 
 use crate::client_tools_status;
 use crate::error::ApiError;
+use crate::guard::jwt::{self, TokenExpiry};
 use crate::guard::keys::AuthedKey;
 use crate::intake::{parse_json, parse_request, prepare, Admitted};
 use crate::run::launch::{Keep, Launch};
+use crate::run::warmup::{self, Warm};
 use crate::state::AppState;
 
 /// Fields of the HTTP create that a WebSocket `response.create` must not carry.
@@ -43,6 +54,7 @@ const MAX_QUEUED: usize = 8;
 pub async fn upgrade(
     State(app): State<AppState>,
     key: Option<Extension<AuthedKey>>,
+    expiry: Option<Extension<TokenExpiry>>,
     headers: HeaderMap,
     upgrade: Upgrade,
 ) -> Result<Response, ApiError> {
@@ -54,6 +66,8 @@ pub async fn upgrade(
         key: key.map(|Extension(k)| k),
         header_status,
         kept: None,
+        warm: None,
+        deadline: expiry.map(|Extension(e)| e.deadline()),
     };
     Ok(upgrade
         .0
@@ -93,6 +107,10 @@ struct Session {
     key: Option<AuthedKey>,
     header_status: Option<ClientToolsStatus>,
     kept: Option<Kept>,
+    /// The latest `generate: false` request (see `run/warmup.rs`).
+    warm: Option<Warm>,
+    /// When the bearer JWT the socket was opened with expires.
+    deadline: Option<tokio::time::Instant>,
 }
 
 type Tx = SplitSink<WebSocket, Message>;
@@ -123,10 +141,16 @@ impl Session {
         loop {
             let bytes = match queued.pop_front() {
                 Some(b) => b,
-                None => match next_incoming(&mut rx).await {
-                    Incoming::Create(b) => b,
-                    Incoming::Other => continue,
-                    Incoming::Closed => break,
+                None => tokio::select! {
+                    incoming = next_incoming(&mut rx) => match incoming {
+                        Incoming::Create(b) => b,
+                        Incoming::Other => continue,
+                        Incoming::Closed => break,
+                    },
+                    _ = jwt::expired(self.deadline) => {
+                        send_expired(&mut tx).await;
+                        return;
+                    }
                 },
             };
             let open = self.turn(&bytes, &mut tx, &mut rx, &mut queued).await;
@@ -146,10 +170,16 @@ impl Session {
         queued: &mut VecDeque<Vec<u8>>,
     ) -> bool {
         let started = std::time::Instant::now();
-        let req = match self.admit(bytes) {
-            Ok(req) => req,
+        let (mut req, generate) = match self.admit(bytes) {
+            Ok(admitted) => admitted,
             Err(e) => return send_error(tx, e).await,
         };
+        if let Some(warm) = self.warm.take() {
+            if req.previous_response_id.as_deref() == Some(warm.id.as_str()) {
+                warm.apply(&mut req);
+            }
+        }
+        let warm_input = (!generate).then(|| (req.previous_response_id.clone(), req.input.clone()));
         let previous = req.previous_response_id.clone();
         let known = self.known_context(previous.as_deref());
         let admitted = prepare(&self.app, self.key.as_ref(), self.header_status, req, known);
@@ -162,11 +192,25 @@ impl Session {
                 return send_error(tx, e).await;
             }
         };
+        if let Some((previous, input)) = warm_input {
+            // The charge is dropped: no model call, nothing to count.
+            drop(charge);
+            let sink = &mut WsSink { tx };
+            self.warm = warmup::warm(&self.app, prepared, previous, input, sink).await;
+            return true;
+        }
         let context = (!prepared.store()).then(|| prepared.context());
         let launch = Launch::register(&self.app, prepared, started, Keep::Nothing, Some(charge));
-        let (outcome, open) = run_reading(launch, tx, rx, queued).await;
+        let (outcome, open) = run_reading(launch, tx, rx, queued, self.deadline).await;
         self.remember(&outcome, context, previous.as_deref());
-        open
+        match open {
+            Open::Yes => true,
+            Open::Closed => false,
+            Open::Expired => {
+                send_expired(tx).await;
+                false
+            }
+        }
     }
 
     /// Keeps a finished unstored response (`context`: what it started
@@ -196,7 +240,8 @@ impl Session {
     }
 
     /// Parses and checks one message; nothing runs when it is refused.
-    fn admit(&self, bytes: &[u8]) -> Result<CreateResponseRequest, ApiError> {
+    /// The flag is `generate` (false: prepare only, see `run/warmup.rs`).
+    fn admit(&self, bytes: &[u8]) -> Result<(CreateResponseRequest, bool), ApiError> {
         if let Err(v) = crate::guard::limits::check(bytes, &self.app.config.limits) {
             return Err(ApiError::invalid(v.message).param(v.param).code(v.code));
         }
@@ -228,11 +273,20 @@ impl Session {
             )
             .code("server_overloaded"));
         }
+        let generate = match map.remove("generate") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => b,
+            Some(_) => {
+                return Err(ApiError::invalid("'generate' must be a boolean.")
+                    .param("generate")
+                    .code("invalid_type"))
+            }
+        };
         let body = serde_json::to_vec(&map).map_err(|e| ApiError::internal(e.to_string()))?;
         let mut req = parse_request(&body)?;
         // Every WebSocket response streams: the upstream call streams too.
         req.stream = Some(true);
-        Ok(req)
+        Ok((req, generate))
     }
 
     /// The kept context when `previous` names this connection's unstored response.
@@ -248,21 +302,32 @@ impl Session {
     }
 }
 
+/// Whether the socket goes on after a run.
+enum Open {
+    Yes,
+    /// The client closed it (or the run was cancelled).
+    Closed,
+    /// The bearer token expired during the run.
+    Expired,
+}
+
 /// Runs `launch` with the socket as its sink while reading the socket:
 /// messages that arrive meanwhile wait in `queued`, and a client that
-/// closes cancels the run (which still ends `cancelled`, stored, before this
-/// returns). The flag is false once the client is gone.
+/// closes, or a `deadline` (token expiry) that passes, cancels the run
+/// (which still ends `cancelled`, stored, before this returns).
 async fn run_reading(
     launch: Launch,
     tx: &mut Tx,
     rx: &mut Rx,
     queued: &mut VecDeque<Vec<u8>>,
-) -> (RunOutcome, bool) {
+    deadline: Option<tokio::time::Instant>,
+) -> (RunOutcome, Open) {
     let cancel = launch.cancel_token().clone();
     let mut sink = WsSink { tx };
     let run = launch.run(&mut sink);
     tokio::pin!(run);
     let mut open = true;
+    let mut expired = false;
     let outcome = loop {
         tokio::select! {
             outcome = &mut run => break outcome,
@@ -274,9 +339,40 @@ async fn run_reading(
                     open = false;
                 }
             },
+            _ = jwt::expired(deadline), if !expired => {
+                tracing::debug!("bearer token expired: cancelling the WebSocket's response");
+                cancel.cancel();
+                expired = true;
+            }
         }
     };
-    (outcome, open && !cancel.is_cancelled())
+    let open = match (open, expired) {
+        (false, _) => Open::Closed,
+        (true, true) => Open::Expired,
+        (true, false) if cancel.is_cancelled() => Open::Closed,
+        (true, false) => Open::Yes,
+    };
+    (outcome, open)
+}
+
+/// The `token_expired` error, then a close frame (1008: policy).
+async fn send_expired(tx: &mut Tx) {
+    let event = serde_json::json!({
+        "type": "error",
+        "status": 401,
+        "error": {
+            "type": "invalid_request_error",
+            "code": jwt::EXPIRED_CODE,
+            "message": jwt::EXPIRED_MESSAGE,
+            "param": null,
+        },
+    });
+    let _ = tx.send(Message::Text(event.to_string().into())).await;
+    let close = CloseFrame {
+        code: 1008,
+        reason: "token expired".into(),
+    };
+    let _ = tx.send(Message::Close(Some(close))).await;
 }
 
 /// Sends a `WebSocketErrorEvent`; false once the client is gone.

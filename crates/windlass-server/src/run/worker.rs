@@ -35,6 +35,7 @@ pub(crate) async fn start_background(
     })
     .await?;
     let log = EventLog::new(tenant, &response.id, true);
+    let obfuscate = prepared.obfuscation();
     let keep = Keep::Background {
         log: log.clone(),
         runs: runs.clone(),
@@ -46,6 +47,7 @@ pub(crate) async fn start_background(
         tenant: tenant.to_owned(),
         resume,
         log: log.clone(),
+        obfuscate,
     };
     // The run's log lines keep the request's span (its request id).
     tokio::spawn(job.run(launch).instrument(tracing::Span::current()));
@@ -58,6 +60,8 @@ struct Job {
     tenant: String,
     resume: Option<String>,
     log: Arc<EventLog>,
+    /// `stream_options.include_obfuscation` (see `sse/obfuscate.rs`).
+    obfuscate: bool,
 }
 
 impl Job {
@@ -74,8 +78,10 @@ impl Job {
         if permit.is_some() {
             self.mark_running(launch.response()).await;
         }
-        launch.run(&mut LogSink(self.log.clone())).await;
+        let mut sink = LogSink(self.log.clone(), self.obfuscate);
+        let outcome = launch.run(&mut sink).await;
         drop(permit);
+        super::notify::ended(self.app.notifier.as_ref(), &self.tenant, outcome.response);
     }
 
     /// `queued` -> `in_progress`, in this process and in the live row.
@@ -100,7 +106,8 @@ impl Job {
 
 /// The sink of a background run: every event goes to its log (and from
 /// there to resuming clients and the store); nobody can "leave".
-struct LogSink(Arc<EventLog>);
+/// The flag pads delta events as a live SSE stream does.
+struct LogSink(Arc<EventLog>, bool);
 
 #[async_trait::async_trait]
 impl EventSink for LogSink {
@@ -110,7 +117,12 @@ impl EventSink for LogSink {
 
     async fn send(&mut self, event: StreamEvent) -> Result<(), SinkClosed> {
         match serde_json::to_string(&event) {
-            Ok(json) => self.0.push(event.sequence_number, json),
+            Ok(mut json) => {
+                if self.1 {
+                    crate::sse::obfuscate::pad_json(&mut json, event.event_type());
+                }
+                self.0.push(event.sequence_number, json)
+            }
             Err(e) => tracing::error!(error = %e, "cannot serialize a stream event"),
         }
         Ok(())

@@ -23,12 +23,24 @@ pub fn keep_alive<S>(inner: S, every: Option<Duration>) -> KeepAlive<S> {
     KeepAlive {
         inner,
         timer: every.filter(|d| !d.is_zero()).map(Timer::new),
+        frame: KEEP_ALIVE,
     }
 }
 
 pub struct KeepAlive<S> {
     inner: S,
     timer: Option<Timer>,
+    /// What goes out after a silence: [`KEEP_ALIVE`] unless a surface's
+    /// grammar has its own (the Messages stream's `ping` event).
+    frame: &'static [u8],
+}
+
+impl<S> KeepAlive<S> {
+    /// Sends `frame` (one whole SSE frame) instead of the comment.
+    pub fn frame(mut self, frame: &'static [u8]) -> Self {
+        self.frame = frame;
+        self
+    }
 }
 
 /// The silence timer. Its deadline moves only when it fires (a chunk just
@@ -83,7 +95,7 @@ impl<S: Stream<Item = Bytes> + Unpin> Stream for KeepAlive<S> {
             Poll::Ready(None) => Poll::Ready(None),
             // A chunk of its own: one write, never inside an event.
             Poll::Pending if this.timer.as_mut().is_some_and(|t| t.due(cx)) => {
-                Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)))
+                Poll::Ready(Some(Bytes::from_static(this.frame)))
             }
             Poll::Pending => Poll::Pending,
         }

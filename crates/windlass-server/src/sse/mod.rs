@@ -13,6 +13,7 @@
 //! writes SSE comment keep-alives (see `keepalive.rs`).
 
 pub(crate) mod keepalive;
+pub(crate) mod obfuscate;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -59,17 +60,45 @@ pub struct SseSink {
     limit: usize,
     /// Keeps a copy of each event's JSON for stream resume.
     log: Option<Arc<EventLog>>,
+    /// Pads delta events (`stream_options.include_obfuscation`, see
+    /// `obfuscate.rs`).
+    obfuscate: bool,
 }
 
 impl SseSink {
+    /// Turns the padding of delta events on or off (on by default, as
+    /// OpenAI's streams).
+    pub fn obfuscation(&mut self, on: bool) {
+        self.obfuscate = on;
+    }
+
     /// Appends the `[DONE]` sentinel that ends an OpenAI-style stream.
     pub fn done(&self) {
         lock(&self.outbox).buf.extend_from_slice(DONE);
     }
+
+    /// Writes one frame of another surface's grammar (`event: kind`, `data:
+    /// json`), waiting like [`EventSink::send`] while the client is behind.
+    /// Such frames are not kept for resume.
+    pub async fn send_frame(&mut self, kind: &str, json: &[u8]) -> Result<(), SinkClosed> {
+        std::future::poll_fn(|cx| {
+            let mut outbox = lock(&self.outbox);
+            if outbox.closed {
+                return Poll::Ready(Err(SinkClosed));
+            }
+            if outbox.buf.len() >= self.limit {
+                outbox.waiting = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            frame_json_bytes(&mut outbox.buf, kind, json);
+            Poll::Ready(Ok(()))
+        })
+        .await
+    }
 }
 
 /// Writes one frame at the end of `buf`; returns where its JSON starts.
-fn frame_into(buf: &mut BytesMut, event: &StreamEvent) -> Option<usize> {
+fn frame_into(buf: &mut BytesMut, event: &StreamEvent, obfuscate: bool) -> Option<usize> {
     let kind = event.event_type();
     let start = buf.len();
     buf.extend_from_slice(b"event: ");
@@ -83,16 +112,23 @@ fn frame_into(buf: &mut BytesMut, event: &StreamEvent) -> Option<usize> {
         buf.truncate(start);
         return None;
     }
+    if obfuscate {
+        obfuscate::pad(buf, json, kind);
+    }
     buf.extend_from_slice(b"\n\n");
     Some(json)
 }
 
 /// Frames an already serialized event (a replayed one).
 pub fn frame_json(buf: &mut BytesMut, kind: &str, json: &str) {
+    frame_json_bytes(buf, kind, json.as_bytes());
+}
+
+fn frame_json_bytes(buf: &mut BytesMut, kind: &str, json: &[u8]) {
     buf.extend_from_slice(b"event: ");
     buf.extend_from_slice(kind.as_bytes());
     buf.extend_from_slice(b"\ndata: ");
-    buf.extend_from_slice(json.as_bytes());
+    buf.extend_from_slice(json);
     buf.extend_from_slice(b"\n\n");
 }
 
@@ -122,7 +158,7 @@ impl EventSink for SseSink {
                 return Poll::Pending;
             }
             if let Some(event) = event.take() {
-                let json = frame_into(&mut outbox.buf, &event);
+                let json = frame_into(&mut outbox.buf, &event, self.obfuscate);
                 if let (Some(log), Some(at)) = (&self.log, json) {
                     // The JSON just framed, without the closing blank line.
                     let bytes = &outbox.buf[at..outbox.buf.len() - 2];
@@ -174,6 +210,7 @@ impl SseBody {
             outbox: outbox.clone(),
             limit: limit.max(1),
             log: log.clone(),
+            obfuscate: true,
         };
         SseBody {
             run: InPlace::new(start(sink), cancel),
@@ -186,6 +223,16 @@ impl SseBody {
     /// (`None`: never).
     pub fn keep_alive(self, every: Option<Duration>) -> KeepAlive<SseBody> {
         keep_alive(self, every)
+    }
+
+    /// [`keep_alive`](Self::keep_alive) with another surface's keep-alive
+    /// frame (the Messages stream's `ping` event).
+    pub fn keep_alive_with(
+        self,
+        every: Option<Duration>,
+        frame: &'static [u8],
+    ) -> KeepAlive<SseBody> {
+        keep_alive(self, every).frame(frame)
     }
 }
 

@@ -177,15 +177,31 @@ async fn checkpoint(conn: Connection, checker: &mut Checker) -> Option<Connectio
     checker.log_sizes();
     let bound = checker.bound.clone();
     let done = tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
         // A failed checkpoint is retried after the next commit; the WAL only
         // grows meanwhile, nothing is lost.
-        if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)") {
-            tracing::warn!(error = %e, "WAL checkpoint failed");
-        }
+        let frames = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+            Ok((row.get::<_, i64>(1)?, row.get::<_, i64>(2)?))
+        });
+        let frames = match frames {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(error = %e, "WAL checkpoint failed");
+                (-1, -1)
+            }
+        };
         let (_, wal) = bound.sizes();
         if wal > bound.wal_limit_bytes {
             truncate(&conn, wal);
         }
+        tracing::debug!(
+            target: super::save_thread::SAVE_TIMING_TARGET,
+            checkpoint_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            wal_frames = frames.0,
+            copied_frames = frames.1,
+            wal_bytes = wal,
+            "WAL checkpoint"
+        );
         conn
     });
     match done.await {

@@ -14,7 +14,8 @@
 //! writes on a blocking-pool thread that takes the writer's guard along
 //! (see `write.rs` for why not inline).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use rusqlite::Connection;
 use tokio::sync::{Mutex, MutexGuard};
@@ -29,31 +30,68 @@ use crate::codec::backend;
 pub(super) struct Writer {
     /// `None` once the store is closed.
     conn: Option<Connection>,
-    /// Checkpoints the WAL after commits (file databases only).
+    /// Checkpoints the WAL once it holds enough frames (file databases
+    /// only).
     checkpoints: Option<Checkpointer>,
+    /// Frames in the WAL after the last commit, as SQLite's WAL hook
+    /// reports them (a commit that rewound the log reports only its own).
+    frames: Arc<AtomicU32>,
+    /// A commit leaving at least this many frames asks for a checkpoint.
+    checkpoint_frames: u32,
 }
 
 impl Writer {
-    /// Prepares `conn` (migrated) for writing.
+    /// Prepares `conn` (migrated) for writing. With `checkpoints`, a
+    /// checkpoint is asked for whenever a commit leaves `checkpoint_bytes`
+    /// or more of frames in the WAL (0: after every commit).
     pub(super) fn open(
-        conn: Connection,
+        mut conn: Connection,
         checkpoints: Option<Checkpointer>,
+        checkpoint_bytes: u64,
     ) -> Result<Writer, StoreError> {
         conn.execute_batch(SAVE_TRIGGER).map_err(backend)?;
+        let frames = Arc::new(AtomicU32::new(0));
+        let seen = frames.clone();
+        // Replaces SQLite's automatic checkpoint hook (already off, see
+        // `checkpoint.rs`): it only records how long the log is.
+        conn.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages| {
+            seen.store(u32::try_from(pages).unwrap_or(0), Ordering::Relaxed);
+            Ok(())
+        }))
+        .map_err(backend)?;
+        let page: i64 = conn
+            .query_row("PRAGMA page_size", [], |row| row.get(0))
+            .map_err(backend)?;
+        let page = u64::try_from(page).unwrap_or(4096);
+        // A frame is a page and its 24-byte header.
+        let checkpoint_frames = u32::try_from(checkpoint_bytes / (page + 24)).unwrap_or(u32::MAX);
         Ok(Writer {
             conn: Some(conn),
             checkpoints,
+            frames,
+            checkpoint_frames,
         })
+    }
+
+    /// Frames in the WAL after the last commit (for timings).
+    pub(super) fn wal_frames(&self) -> u32 {
+        self.frames.load(Ordering::Relaxed)
     }
 
     pub(super) fn conn(&mut self) -> Result<&mut Connection, StoreError> {
         self.conn.as_mut().ok_or_else(closed)
     }
 
-    /// To call after each commit.
+    /// To call after each commit: asks for a checkpoint once the WAL is
+    /// long enough. Not checkpointing after every commit is what keeps the
+    /// rewinds of the WAL rare: the first commit after a checkpoint that
+    /// copied every frame starts the log over and syncs its new header, on
+    /// the save path (BENCHMARKS.md, "Latency").
     pub(super) fn committed(&self) {
         if let Some(c) = &self.checkpoints {
-            c.committed();
+            if self.wal_frames() >= self.checkpoint_frames {
+                c.committed();
+            }
         }
     }
 

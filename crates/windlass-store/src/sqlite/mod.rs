@@ -37,7 +37,7 @@ use windlass_protocol::{Item, ResponseResource};
 use self::checkpoint::{Checkpointer, WalBound};
 use self::conn::{ReaderPool, Readers, Writer};
 use self::save_thread::SaveThread;
-pub use self::save_thread::SAVE_THREAD_NAME;
+pub use self::save_thread::{SAVE_THREAD_NAME, SAVE_TIMING_TARGET};
 use crate::codec::backend;
 
 /// Reference sections, in transcript order.
@@ -70,6 +70,15 @@ pub struct SqliteOptions {
     /// How often, at most, database and WAL sizes are logged (while there
     /// are writes).
     pub size_log_interval: Duration,
+    /// WAL size past which a checkpoint copies it into the database
+    /// (checked after each commit; 0: after every commit, at most four
+    /// times a second; never above `wal_limit_bytes`). Checkpoints run off
+    /// the write path, but the first commit after one that copied the whole
+    /// log starts the log over and syncs (fsyncs) its new header while every
+    /// save queued behind it waits: checkpointing once per `wal_limit_bytes`
+    /// of writes, not four times a second, is what keeps that wait out of
+    /// the p99 (BENCHMARKS.md, "Stored requests and persistence").
+    pub checkpoint_bytes: u64,
     /// Saves are committed by one long-lived thread, and saves that queue
     /// while it commits share one commit (`save_thread.rs`, `group.rs`);
     /// off: one commit per save, each on a blocking-pool thread.
@@ -80,6 +89,7 @@ impl Default for SqliteOptions {
     fn default() -> Self {
         SqliteOptions {
             wal_limit_bytes: 64 * 1024 * 1024,
+            checkpoint_bytes: 64 * 1024 * 1024,
             size_log_interval: Duration::from_secs(60),
             group_commit: true,
         }
@@ -124,6 +134,9 @@ impl SqliteStore {
         };
         let limit = i64::try_from(options.wal_limit_bytes).unwrap_or(i64::MAX);
         let group_commit = options.group_commit;
+        // Past the limit a truncating checkpoint follows: the threshold is
+        // never above it.
+        let checkpoint_bytes = options.checkpoint_bytes.min(options.wal_limit_bytes);
         let path = path.to_owned();
         // Opening and migrating touch the file (and may wait for another
         // process's lock): off the runtime threads.
@@ -157,7 +170,11 @@ impl SqliteStore {
         .await
         .map_err(|e| StoreError::Backend(format!("opening the database: {e}")))??;
         let checkpoints = Checkpointer::start(checkpointer, bound.clone());
-        let writer = Arc::new(Mutex::new(Writer::open(writer, Some(checkpoints))?));
+        let writer = Arc::new(Mutex::new(Writer::open(
+            writer,
+            Some(checkpoints),
+            checkpoint_bytes,
+        )?));
         Ok(SqliteStore {
             saves: Saves::start(group_commit, &writer)?,
             writer,
@@ -174,7 +191,7 @@ impl SqliteStore {
         let mut conn = Connection::open_in_memory().map_err(backend)?;
         configure(&conn)?;
         migrate::migrate(&mut conn)?;
-        let writer = Arc::new(Mutex::new(Writer::open(conn, None)?));
+        let writer = Arc::new(Mutex::new(Writer::open(conn, None, 0)?));
         Ok(SqliteStore {
             saves: Saves::start(true, &writer)?,
             writer,

@@ -21,6 +21,7 @@
 
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::sync::{oneshot, Mutex};
 use windlass_engine::StoreError;
@@ -31,13 +32,22 @@ use super::group::{clone_err, commit, SaveRow};
 /// Name of the thread (at most 15 bytes are kept by Linux).
 pub const SAVE_THREAD_NAME: &str = "windlass-sqlite";
 
+/// Target of the debug-level event each group emits with its timings (how
+/// long its oldest save queued, how long the commit took, whether the commit
+/// started the WAL over). Off unless a subscriber enables it; the bench
+/// harness collects them to show where slow saves spend their time.
+pub const SAVE_TIMING_TARGET: &str = "windlass_store::save_timing";
+
 type Done = oneshot::Sender<Result<(), StoreError>>;
+
+/// A row on its way to the thread, with when it was queued.
+type Queued = (SaveRow, Done, Instant);
 
 /// The callers' end of the save thread. The thread ends when the last
 /// handle is dropped.
 #[derive(Debug)]
 pub(super) struct SaveThread {
-    rows: Sender<(SaveRow, Done)>,
+    rows: Sender<Queued>,
 }
 
 impl SaveThread {
@@ -58,7 +68,7 @@ impl SaveThread {
     pub(super) async fn save(&self, row: SaveRow) -> Result<(), StoreError> {
         let (done, result) = oneshot::channel();
         self.rows
-            .send((row, done))
+            .send((row, done, Instant::now()))
             .map_err(|_| StoreError::Backend("the SQLite save thread has stopped".into()))?;
         result
             .await
@@ -67,21 +77,81 @@ impl SaveThread {
 }
 
 /// The thread's loop: one group per wake-up, until every sender is gone.
-fn run(queued: &Receiver<(SaveRow, Done)>, writer: &Mutex<Writer>) {
+fn run(queued: &Receiver<Queued>, writer: &Mutex<Writer>) {
+    let mut last = Sched::now();
     while let Ok(first) = queued.recv() {
+        let woke = Instant::now();
+        let at_wake = Sched::now();
         let mut guard = writer.blocking_lock();
         // Rows that arrived while the writer was being taken join the group.
         let group: Vec<_> = std::iter::once(first).chain(queued.try_iter()).collect();
+        let locked = Instant::now();
+        let at_commit = Sched::now();
+        let before = guard.wal_frames();
         let results = match guard.conn() {
-            Ok(conn) => commit(conn, group.iter().map(|(r, _)| r)),
+            Ok(conn) => commit(conn, group.iter().map(|(r, _, _)| r)),
             Err(e) => group.iter().map(|_| Err(clone_err(&e))).collect(),
         };
         if results.iter().any(Result::is_ok) {
             guard.committed();
         }
+        // The log started over: this commit wrote and synced a new header.
+        let rewound = guard.wal_frames() < before;
         drop(guard);
-        for ((_, done), result) in group.into_iter().zip(results) {
+        let committed = Instant::now();
+        let after = Sched::now();
+        let oldest = group.first().map_or(woke, |(_, _, at)| *at);
+        tracing::debug!(
+            target: SAVE_TIMING_TARGET,
+            rows = group.len() as u64,
+            queued_us = micros(woke - oldest),
+            wake_runq_us = at_wake.runq_since(&last),
+            lock_us = micros(locked - woke),
+            commit_us = micros(committed - locked),
+            commit_cpu_us = after.cpu_since(&at_commit),
+            commit_runq_us = after.runq_since(&at_commit),
+            wal_rewound = rewound,
+            "save group committed"
+        );
+        last = after;
+        for ((_, done, _), result) in group.into_iter().zip(results) {
             let _ = done.send(result);
         }
+    }
+}
+
+fn micros(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// This thread's scheduler accounting (Linux `schedstat`: time on a CPU and
+/// time runnable but waiting for one, in ns), read only while the timing
+/// events are enabled: it splits a slow commit into work, waiting for a CPU
+/// (a busy machine) and blocking (the disk, a lock).
+#[derive(Default)]
+struct Sched {
+    cpu_ns: u64,
+    runq_ns: u64,
+}
+
+impl Sched {
+    fn now() -> Sched {
+        if !tracing::enabled!(target: SAVE_TIMING_TARGET, tracing::Level::DEBUG) {
+            return Sched::default();
+        }
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+        let mut fields = text.split_whitespace().map(|f| f.parse().unwrap_or(0));
+        Sched {
+            cpu_ns: fields.next().unwrap_or(0),
+            runq_ns: fields.next().unwrap_or(0),
+        }
+    }
+
+    fn cpu_since(&self, earlier: &Sched) -> u64 {
+        self.cpu_ns.saturating_sub(earlier.cpu_ns) / 1000
+    }
+
+    fn runq_since(&self, earlier: &Sched) -> u64 {
+        self.runq_ns.saturating_sub(earlier.runq_ns) / 1000
     }
 }

@@ -9,6 +9,8 @@
 //! unchanged.
 
 pub mod apply_patch;
+pub mod code_interpreter;
+pub mod shell;
 pub mod web_search;
 
 /// A function the model sees for a hosted tool (the engine turns it into a

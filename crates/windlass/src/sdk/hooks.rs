@@ -256,8 +256,11 @@ impl Policy for HookPolicy {
             },
         };
         match self.hooks.post_tool_use(ev).await {
+            // A hosted call keeps its item (the model reads the text
+            // rendered from it) unless the hook made the result an error.
             Some(r) => EngineToolResult {
                 output: ToolOutput::Text(r.content),
+                item: result.item.filter(|_| !r.is_error),
                 is_error: r.is_error,
             },
             None => result,

@@ -837,8 +837,9 @@ async fn invalid_metadata_and_tools_are_400() {
             "tool_choice",
         ),
         (
-            json!({"model": "m", "input": [probe()], "truncation": "auto"}),
-            "truncation",
+            json!({"model": "m", "input": [probe()],
+                   "context_management": [{"type": "summarize"}]}),
+            "context_management[0].type",
         ),
     ] {
         let err = refused_both_ways(&gw, body.clone(), 400).await;

@@ -1,15 +1,21 @@
 //! The gateway over real HTTP (the `windlass-server` router in process, in
 //! front of the scripted upstream, on a SQLite file): one test binary, a
 //! module per area.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod background;
 mod compact;
+mod context_fit;
 mod conversations;
 mod errors;
 mod hardening;
+mod hosted;
 mod kinds_support;
+mod messages;
 mod meta;
+mod prompts;
 mod resume_keepalive;
+mod slow_upstream;
 mod smoke;
 mod sse_keepalive;
 mod store;

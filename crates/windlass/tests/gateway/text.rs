@@ -609,7 +609,9 @@ async fn request_fields_are_echoed_in_the_response() {
     let sent = gw.upstream.last_request().unwrap();
     assert_eq!(sent["presence_penalty"], 0.5);
     assert_eq!(sent["frequency_penalty"], -0.5);
-    assert_eq!(sent["user"], "u-1");
+    // Sent under its own name (docs/upstream-fields.md), not as `user`.
+    assert_eq!(sent["safety_identifier"], "u-1");
+    assert!(sent.get("user").is_none(), "{sent}");
 }
 
 // ------------------------------------------------------------- more shapes

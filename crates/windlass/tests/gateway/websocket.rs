@@ -397,3 +397,145 @@ async fn a_socket_works_in_its_keys_tenant_only() {
     assert_eq!(final_response(&again)["status"], "completed");
     assert_eq!(gw.upstream.requests().len(), 2);
 }
+
+/// `generate: false` (Codex's warm-up): prepared, the model not called,
+/// and the next `response.create` continuing it runs with its input.
+#[tokio::test]
+async fn generate_false_prepares_without_the_model_and_the_next_create_uses_it() {
+    let gw = Gateway::start().await;
+    let mut ws = open(&gw, None).await;
+    for store in [false, true] {
+        gw.upstream.clear_requests();
+        let warm = turn(
+            &mut ws,
+            json!({"type": "response.create", "model": "m", "store": store, "generate": false,
+                   "instructions": "Be brief.",
+                   "input": [{"type": "message", "role": "user", "content": "remember: teal"}]}),
+        )
+        .await;
+        let kinds: Vec<&str> = warm
+            .iter()
+            .map(|e| e["type"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            kinds,
+            ["response.created", "response.completed"],
+            "{warm:?}"
+        );
+        let warm_response = final_response(&warm);
+        assert_eq!(warm_response["output"], json!([]));
+        assert!(gw.upstream.requests().is_empty(), "the model was called");
+
+        gw.upstream.push(Reply::text("teal"));
+        let events = turn(
+            &mut ws,
+            json!({"type": "response.create", "model": "m", "store": store,
+                   "previous_response_id": warm_response["id"],
+                   "input": [{"type": "message", "role": "user", "content": "which colour?"}]}),
+        )
+        .await;
+        assert_eq!(final_response(&events)["status"], "completed", "{events:?}");
+        let sent = gw.upstream.last_request().expect("called");
+        assert_eq!(
+            user_texts(&sent),
+            ["remember: teal", "which colour?"],
+            "{sent}"
+        );
+    }
+    // A bad value is refused by name.
+    let err = turn(
+        &mut ws,
+        json!({"type": "response.create", "model": "m", "input": "x", "generate": "no"}),
+    )
+    .await;
+    assert_eq!(err[0]["error"]["param"], "generate", "{err:?}");
+}
+
+/// An MCP hub with one server (`calc`, tool `add`) that counts listings.
+#[derive(Default)]
+struct CountingHub(std::sync::atomic::AtomicUsize);
+
+#[async_trait::async_trait]
+impl windlass::engine::McpHub for CountingHub {
+    async fn check(
+        &self,
+        _server: &windlass::engine::McpServerRef,
+    ) -> Result<(), windlass::engine::McpError> {
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _server: &windlass::engine::McpServerRef,
+        _cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Vec<windlass::protocol::McpToolInfo>, windlass::engine::McpError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(vec![windlass::protocol::McpToolInfo {
+            name: "add".into(),
+            description: Some("Adds".into()),
+            input_schema: json!({"type": "object"}),
+            annotations: None,
+        }])
+    }
+
+    async fn call_tool(
+        &self,
+        _server: &windlass::engine::McpServerRef,
+        _tool: &str,
+        _arguments: &str,
+        _cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<windlass::engine::ToolResult, windlass::engine::McpError> {
+        panic!("no tool call in this test")
+    }
+}
+
+/// The warm-up lists the request's MCP servers; the response continuing it
+/// reuses the listing instead of listing again.
+#[tokio::test]
+async fn a_warm_up_lists_mcp_servers_once_for_the_next_response() {
+    let hub = std::sync::Arc::new(CountingHub::default());
+    let opts = GatewayOptions {
+        mcp: Some(hub.clone()),
+        ..GatewayOptions::default()
+    };
+    let gw = Gateway::start_with(opts).await;
+    let mut ws = open(&gw, None).await;
+    let tools = json!([{"type": "mcp", "server_label": "calc", "require_approval": "never"}]);
+    let warm = turn(
+        &mut ws,
+        json!({"type": "response.create", "model": "m", "generate": false, "tools": tools,
+               "input": "get ready"}),
+    )
+    .await;
+    let kinds: Vec<&str> = warm
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        kinds.contains(&"response.mcp_list_tools.completed"),
+        "{kinds:?}"
+    );
+    let warm_response = final_response(&warm);
+    assert_eq!(
+        warm_response["output"][0]["type"], "mcp_list_tools",
+        "{warm_response}"
+    );
+    assert_eq!(hub.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(gw.upstream.requests().is_empty());
+
+    gw.upstream.push(Reply::text("ready"));
+    let events = turn(
+        &mut ws,
+        json!({"type": "response.create", "model": "m", "tools": tools,
+               "previous_response_id": warm_response["id"], "input": "go"}),
+    )
+    .await;
+    assert_eq!(final_response(&events)["status"], "completed", "{events:?}");
+    assert_eq!(
+        hub.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "listed again"
+    );
+    let sent = gw.upstream.last_request().expect("called");
+    assert_eq!(sent["tools"][0]["function"]["name"], "calc__add", "{sent}");
+}

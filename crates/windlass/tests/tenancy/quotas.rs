@@ -140,3 +140,30 @@ async fn the_default_tenant_has_budgets_too() {
     assert_rate_limited(&next, "tokens");
     assert_eq!(gw.upstream.request_count(), 1);
 }
+
+/// Only admitted work is charged: creates refused with a 400 (an unknown
+/// `previous_response_id`, a bad tool) take no request unit, so the key's
+/// one unit is still there for a good request.
+#[tokio::test]
+async fn a_request_refused_with_400_is_not_charged() {
+    let mut opts = GatewayOptions::default();
+    let mut limited = key("limited", "acme");
+    limited.requests_per_minute = Some(1);
+    opts.server.keys = resolve(&[limited]);
+    let gw = Gateway::start_with(opts).await;
+    gw.upstream.push(Reply::text("served"));
+
+    let unknown_previous =
+        json!({"model": "m", "input": "hi", "previous_response_id": "resp_nope"});
+    let bad_tool = json!({"model": "m", "input": "hi",
+        "tools": [{"type": "function", "name": "bad name!", "parameters": {}}]});
+    for body in [&unknown_previous, &bad_tool, &unknown_previous] {
+        let (s, _, b) = post_as(&gw, "limited", body).await;
+        assert!((400..500).contains(&s) && s != 429, "{s} {b}");
+    }
+    let (s, _, b) = post_as(&gw, "limited", &hi()).await;
+    assert_eq!(s, 200, "the refused requests were charged: {b}");
+    // And the unit is now spent.
+    let (s, _, b) = post_as(&gw, "limited", &hi()).await;
+    assert_eq!(s, 429, "{b}");
+}

@@ -3,8 +3,10 @@
 //! The tool port: executors the engine hands server-owned calls to.
 
 use serde_json::Value;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use windlass_protocol::ToolOutput;
+use windlass_protocol::hosted_replay::HostedKind;
+use windlass_protocol::{Item, Tool, ToolOutput};
 
 /// How a tool is hosted .
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -17,11 +19,17 @@ pub enum ToolKind {
     Builtin,
     /// Tools of the embedding program (the SDK's local tools).
     Local,
+    /// OpenAI's hosted tool types the gateway runs itself (`file_search`,
+    /// `web_search`, `code_interpreter`): calls become their own items.
+    Hosted,
 }
 
 /// Where a model-visible tool came from.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+// One per tool definition of a request; boxing the hosted tool would
+// only move the allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum ToolOrigin {
     /// A `{"type": "function"}` tool of the request (or an SDK-registered tool).
     Function,
@@ -29,6 +37,21 @@ pub enum ToolOrigin {
     Mcp { server_label: String, name: String },
     /// A tool the operator configured on the gateway.
     Builtin,
+    /// A hosted tool type of the request (`file_search`, `web_search`,
+    /// `code_interpreter`), offered to the model as a function.
+    Hosted(Box<HostedTool>),
+}
+
+/// A hosted tool of the request: its settings as the client sent them,
+/// where it sits in `tools`, and its kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostedTool {
+    pub kind: HostedKind,
+    /// Its index in the request's `tools`.
+    pub index: usize,
+    /// The request's typed tool (`vector_store_ids`, `filters`,
+    /// `search_context_size`, `container`, ...).
+    pub tool: Tool,
 }
 
 /// Who handles calls to a tool, decided once when the request is prepared.
@@ -86,6 +109,10 @@ pub struct ToolCall {
 pub struct ToolResult {
     pub output: ToolOutput,
     pub is_error: bool,
+    /// A hosted call's complete item (status `completed` or `failed`): it
+    /// becomes the call's output item, and the model reads the text
+    /// rendered from it (`windlass_protocol::hosted_replay::model_text`).
+    pub item: Option<Box<Item>>,
 }
 
 impl ToolResult {
@@ -93,6 +120,18 @@ impl ToolResult {
         ToolResult {
             output: ToolOutput::Text(text.into()),
             is_error: false,
+            item: None,
+        }
+    }
+
+    /// A hosted call's result: its complete item, the model's text rendered
+    /// from it.
+    pub fn hosted(item: Item) -> Self {
+        let text = windlass_protocol::hosted_replay::model_text(&item).unwrap_or_default();
+        ToolResult {
+            is_error: !windlass_protocol::hosted_replay::succeeded(&item),
+            output: ToolOutput::Text(text),
+            item: Some(Box::new(item)),
         }
     }
 
@@ -100,6 +139,7 @@ impl ToolResult {
         ToolResult {
             output: ToolOutput::Text(text.into()),
             is_error: true,
+            item: None,
         }
     }
 }
@@ -111,6 +151,65 @@ pub struct ToolContext {
     /// Fired when the response is cancelled; executors should stop promptly.
     pub cancel: CancellationToken,
     pub turn: u32,
+    /// The tenant the response runs for: an executor reads only its rows.
+    pub tenant: String,
+    /// A hosted call: its tool, item id and progress channel.
+    pub hosted: Option<HostedCall>,
+}
+
+/// What a hosted call's executor gets: the request's tool, the id its item
+/// must carry (already announced to the client), and a way to report
+/// progress while it runs.
+#[derive(Debug, Clone)]
+pub struct HostedCall {
+    pub tool: HostedTool,
+    pub item_id: String,
+    pub progress: Progress,
+}
+
+/// Progress of a running hosted call; the loop turns it into stream events
+/// on the call's item.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum HostedProgress {
+    /// More code (`response.code_interpreter_call_code.delta`).
+    CodeDelta(String),
+    /// The code is complete (`response.code_interpreter_call_code.done`).
+    CodeDone(String),
+}
+
+/// Sends a hosted call's progress to the loop (never blocks; progress sent
+/// after the call ended is dropped).
+#[derive(Debug, Clone)]
+pub struct Progress {
+    item_id: String,
+    tx: Option<mpsc::UnboundedSender<(String, HostedProgress)>>,
+}
+
+impl Progress {
+    pub(crate) fn new(
+        item_id: String,
+        tx: mpsc::UnboundedSender<(String, HostedProgress)>,
+    ) -> Progress {
+        Progress {
+            item_id,
+            tx: Some(tx),
+        }
+    }
+
+    /// A channel to nowhere (tests, callers outside the loop).
+    pub fn none() -> Progress {
+        Progress {
+            item_id: String::new(),
+            tx: None,
+        }
+    }
+
+    pub fn report(&self, p: HostedProgress) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send((self.item_id.clone(), p));
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

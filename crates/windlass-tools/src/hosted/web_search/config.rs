@@ -35,7 +35,7 @@ use crate::ssrf::AllowList;
 const BRAVE_URL: &str = "https://api.search.brave.com";
 const TAVILY_URL: &str = "https://api.tavily.com";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WebSearchProvider {
     Searxng,
@@ -43,7 +43,7 @@ pub enum WebSearchProvider {
     Tavily,
 }
 
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebSearchConfig {
     pub provider: WebSearchProvider,

@@ -21,6 +21,7 @@
 mod backends;
 mod config;
 mod executor;
+mod hosted_executor;
 mod http;
 mod render;
 

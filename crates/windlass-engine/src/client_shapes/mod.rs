@@ -4,7 +4,12 @@
 //! its grammar is shown in the description (not enforced: chat-completions
 //! upstreams cannot constrain output to a grammar). Calls go back to the
 //! client in OpenAI's form: a `function_call` with `namespace`, or a
-//! `custom_tool_call` with the free-form `input`.
+//! `custom_tool_call` with the free-form `input`. OpenAI's client-executed
+//! tool types (`shell`, `local_shell`, `apply_patch`, `computer_use_preview`)
+//! are in `typed`, their answers in `outputs`.
+
+pub mod outputs;
+pub mod typed;
 
 use std::collections::HashSet;
 
@@ -31,6 +36,8 @@ pub enum ClientShape {
         namespace: Option<String>,
         name: String,
     },
+    /// One of OpenAI's client-executed types, returned as its own item.
+    Typed(typed::TypedKind),
 }
 
 /// The model-visible name of a client tool: `ns__name` inside a namespace.
@@ -152,6 +159,8 @@ pub fn warn_hosted(req: &CreateResponseRequest) {
         .iter()
         .flatten()
         .filter(|t| t.is_hosted())
+        // Those the loop hosts are offered, refused or dropped at prepare.
+        .filter(|t| windlass_protocol::hosted_replay::HostedKind::of_tool(t).is_none())
         .map(|t| t.type_name())
         .collect();
     if !hosted.is_empty() {
@@ -160,6 +169,22 @@ pub fn warn_hosted(req: &CreateResponseRequest) {
             "hosted tools not offered to the model: this gateway cannot run them"
         );
     }
+}
+
+/// An item of OpenAI's client-executed types (a call or the client's
+/// output): accepted in input and history, unlike hosted tools' items.
+pub fn is_client_item(item: &Item) -> bool {
+    matches!(
+        item,
+        Item::ShellCall(_)
+            | Item::ShellCallOutput(_)
+            | Item::LocalShellCall(_)
+            | Item::LocalShellCallOutput(_)
+            | Item::ApplyPatchCall(_)
+            | Item::ApplyPatchCallOutput(_)
+            | Item::ComputerCall(_)
+            | Item::ComputerCallOutput(_)
+    )
 }
 
 /// The output item a model call of a shaped tool opens (arguments empty).
@@ -181,6 +206,7 @@ pub fn call_item(shape: &ClientShape, call_id: String) -> Item {
             namespace: namespace.clone(),
             status: Some(ItemStatus::InProgress),
         }),
+        ClientShape::Typed(kind) => typed::gathering_item(*kind, call_id),
     }
 }
 
@@ -196,8 +222,8 @@ pub fn custom_input(arguments: &str) -> String {
     }
 }
 
-/// The call as the loop handles it (by model-visible name), for function and
-/// custom tool calls; `None` for other items.
+/// The call as the loop handles it (by model-visible name), for function,
+/// custom and typed client calls; `None` for other items.
 pub fn tool_call(item: &Item) -> Option<ToolCall> {
     match upstream_item(item)? {
         Item::FunctionCall(c) => Some(ToolCall {
@@ -236,7 +262,11 @@ pub fn upstream_item(item: &Item) -> Option<Item> {
             is_error: None,
         })),
         Item::FunctionCallOutput(_) => Some(item.clone()),
-        _ => None,
+        Item::ShellCall(_)
+        | Item::LocalShellCall(_)
+        | Item::ApplyPatchCall(_)
+        | Item::ComputerCall(_) => typed::upstream_call(item).map(Item::FunctionCall),
+        _ => outputs::upstream_output(item).map(Item::FunctionCallOutput),
     }
 }
 

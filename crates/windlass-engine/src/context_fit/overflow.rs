@@ -1,6 +1,7 @@
-//! A transcript about to outgrow the model's context ends the response with
+//! With neither `truncation: "auto"` nor `context_management` asked for, a
+//! transcript about to outgrow the model's context ends the response with
 //! a clear error naming the context length, before the upstream is asked
-//! (with truncation off, the only mode this engine runs).
+//! (instead of the upstream's own 400 or 500 mid-run).
 //!
 //! The size of the next request is estimated from the last turn's usage
 //! (its input and output both go up again) plus what was added since (tool
@@ -9,7 +10,7 @@
 //! upstream itself measures.
 
 use tokio_util::sync::CancellationToken;
-use windlass_protocol::{Item, Usage};
+use windlass_protocol::{CreateResponseRequest, Item, Usage};
 
 use crate::error::{FailureKind, RunFailure};
 use crate::finish::Ending;
@@ -22,6 +23,8 @@ const BYTES_PER_TOKEN: u64 = 4;
 /// The run's position against its model's context.
 #[derive(Debug, Default)]
 pub(crate) struct Fit {
+    /// The request fits itself (truncation or compaction): nothing to check.
+    managed: bool,
     /// After the last turn: its tokens in and out, the output's length and
     /// the number of hidden batches then.
     mark: Option<(u64, usize, usize)>,
@@ -30,6 +33,13 @@ pub(crate) struct Fit {
 }
 
 impl Fit {
+    pub fn new(request: &CreateResponseRequest) -> Self {
+        Fit {
+            managed: super::manages_context(request),
+            ..Fit::default()
+        }
+    }
+
     pub fn turn_done(&mut self, usage: Option<&Usage>, output_len: usize, hidden_len: usize) {
         self.mark = usage.map(|u| (u.input_tokens + u.output_tokens, output_len, hidden_len));
     }
@@ -69,7 +79,7 @@ impl Fit {
         hidden: &[(usize, Vec<Item>)],
         cancel: &CancellationToken,
     ) -> Result<(), Ending> {
-        let Some((last, output_len, hidden_len)) = self.mark else {
+        let Some((last, output_len, hidden_len)) = self.mark.filter(|_| !self.managed) else {
             return Ok(());
         };
         let context = match self.context {

@@ -1,0 +1,16 @@
+//! The resource APIs through the real `windlass` binary (`serve` with its
+//! ingestion worker): files, vector stores, containers, embeddings,
+//! ingestion across restarts and replicas. Every test runs on a SQLite
+//! file and, when `WINDLASS_TEST_PG` is set (`scripts/postgres.sh`), on
+//! Postgres too.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
+mod containers;
+mod embeddings;
+mod fake_embed;
+mod files;
+mod measure;
+mod replicas;
+mod restart;
+mod support;
+mod vector_stores;

@@ -1,0 +1,117 @@
+//! The `Message` a Messages request answers with, and its content blocks.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `{"type": "message", "role": "assistant", ...}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: MessageType,
+    pub role: AssistantRole,
+    pub content: Vec<OutputBlock>,
+    pub model: String,
+    pub stop_reason: Option<StopReason>,
+    pub stop_sequence: Option<String>,
+    pub usage: MessageUsage,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageType {
+    #[default]
+    Message,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AssistantRole {
+    #[default]
+    Assistant,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndTurn,
+    MaxTokens,
+    StopSequence,
+    ToolUse,
+    PauseTurn,
+    Refusal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MessageUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: Option<u64>,
+    pub cache_read_input_tokens: Option<u64>,
+}
+
+/// A content block of the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutputBlock {
+    Text {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        citations: Option<Vec<Value>>,
+    },
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    /// A client tool the model called: the turn ends for the client.
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// A call of one of Anthropic's server tool types, run by Windlass.
+    ServerToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// A call the gateway ran on an MCP server.
+    McpToolUse {
+        id: String,
+        name: String,
+        server_name: String,
+        input: Value,
+    },
+    McpToolResult {
+        tool_use_id: String,
+        is_error: bool,
+        content: Vec<TextBlock>,
+    },
+}
+
+/// `{"type": "text", "text": ...}` where only text may stand.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextBlock {
+    #[serde(rename = "type")]
+    pub kind: TextType,
+    pub text: String,
+}
+
+impl TextBlock {
+    pub fn new(text: impl Into<String>) -> TextBlock {
+        TextBlock {
+            kind: TextType::Text,
+            text: text.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextType {
+    #[default]
+    Text,
+}
