@@ -10,6 +10,7 @@ gateway's default).
 """
 
 import json
+import os
 from collections import Counter
 
 import httpx
@@ -64,6 +65,9 @@ class LabLoop:
         rec["verifications"] = run.verifications
         rec["required_turns"] = run.required_turns
         rec["answers_from"] = dict(run.memo_hits)
+        if os.environ.get("LAB_TRACE"):
+            with open(os.environ["LAB_TRACE"], "a", encoding="utf-8") as f:
+                f.write(json.dumps({"task": task.name, "messages": run.messages}) + "\n")
         return rec
 
 
@@ -87,12 +91,16 @@ class Run:
         self.force = False
         self.tool_choice = "auto"
         self.memo_hits = Counter()  # where each turn's answer came from
+        self.planned = []  # `tally`: the call lines the request needs
 
     async def upstream(self, messages, tools=True):
         body = {"model": self.loop.model, "messages": messages, "temperature": 0.0, "stream": False}
         if tools:
             body["tools"] = self.declared
             body["tool_choice"] = "required" if self.force else self.tool_choice
+            if "answer-tool" in self.on:
+                body["tools"] = self.declared + [T.ANSWER_TOOL]
+                body["tool_choice"] = "required"
         answer = await self.loop.ask(body)
         if "error" in answer:
             self.status, self.error = "failed", answer["error"]
@@ -112,6 +120,13 @@ class Run:
                 return
             self.messages.insert(0, {"role": "system", "content": T.PLAN_SYSTEM.format(
                 plan=(plan.get("content") or "").strip())})
+        if "tally" in self.on:
+            names = ", ".join(t["function"]["name"].split("__")[-1] for t in self.declared)
+            plan = await self.upstream([{"role": "user", "content": T.TALLY_PROMPT.format(
+                tools=names, request=self.task.prompt)}], tools=False)
+            if plan is None:
+                return
+            self.planned = T.planned_calls(plan.get("content"))
         while True:
             if self.turns >= self.loop.max_turns:
                 self.status = "incomplete"
@@ -125,6 +140,14 @@ class Run:
                 return
             calls = msg.get("tool_calls") or []
             self.force = False
+            final = next((c for c in calls if (c.get("function") or {}).get("name") == "final_answer"), None)
+            if final is not None:
+                try:
+                    answer = json.loads(final["function"].get("arguments") or "{}").get("answer", "")
+                except (ValueError, AttributeError):
+                    answer = final["function"].get("arguments") or ""
+                self.texts.append(str(answer))
+                return
             if calls:
                 await self.run_calls(msg, calls)
                 continue
@@ -143,6 +166,8 @@ class Run:
                               "error": output if is_error else None, "shown": output})
             replayed.append({"id": call.get("id"), "type": "function",
                              "function": {"name": name, "arguments": replay_args}})
+            if "progress" in self.on:
+                output = T.progress(output, self.task.prompt, self.done)
             outputs.append({"role": "tool", "tool_call_id": call.get("id"), "content": output})
         self.messages.append({"role": "assistant", "content": msg.get("content") or "", "tool_calls": replayed})
         self.messages.extend(outputs)
@@ -193,6 +218,13 @@ class Run:
             self.force = True
             self.messages += [{"role": "assistant", "content": text},
                               {"role": "user", "content": T.REQUIRED_PROMPT}]
+            return True
+        succeeded = sum(1 for c in self.done if c.get("output") is not None)
+        if "tally" in self.on and self.required_turns < 2 and succeeded < len(self.planned):
+            self.required_turns += 1
+            self.force = True
+            self.messages += [{"role": "assistant", "content": text},
+                              {"role": "user", "content": T.tally_prompt(self.planned[succeeded])}]
             return True
         if "verify" in self.on and self.verifications < self.loop.verify_max and not just_verified:
             self.verifications += 1

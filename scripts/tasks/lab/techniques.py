@@ -26,6 +26,19 @@ Names (the `--techniques` list):
   `tool_choice: "none"` and a user message asking for the final answer from
   the results so far, so a run that would end `incomplete` with no answer
   answers instead.
+- `tally`: one tool-free turn first asks which tool calls the request needs
+  (one line each, or `none`); the list is not shown to the model again. When
+  the model answers with fewer successful calls than listed, the next turn
+  is sent with `tool_choice: "required"` and a user message naming the first
+  step not done (at most two per response). A judgment the loop makes by
+  counting, not by asking the model whether it is done.
+- `answer-tool`: every turn is sent with `tool_choice: "required"` and one
+  more function, `final_answer(answer)`; the run ends when the model calls
+  it (its `answer` is the final text). Finishing becomes a decision the model
+  makes by a call, as every other step.
+- `progress`: each tool result carries the request and every call made so
+  far with its result, and asks for the next step's call or, when every step
+  is done, the answer (no extra turn).
 - `annotate`: each tool result carries a one-line reminder of the request
   and to call the next tool if a step remains (no extra turn).
 """
@@ -35,7 +48,7 @@ import re
 
 import jsonschema
 
-ALL = ["seed-check", "verify", "guard", "schema", "replay", "required", "plan", "annotate", "last-turn"]
+ALL = ["seed-check", "verify", "guard", "schema", "replay", "required", "plan", "annotate", "last-turn", "tally", "answer-tool", "progress"]
 
 SEED_PROMPT = (
     "Before I accept your answer, please verify:\n"
@@ -143,3 +156,45 @@ def shows_missing_step(text):
 
 def call_as_text(text):
     return bool(AS_TEXT.search(text or ""))
+
+
+TALLY_PROMPT = (
+    "Which tool calls does the request below need, in order? Tools: {tools}.\n"
+    "Write one line per call, like `add(10, 20)`; where a value comes from an earlier call, write "
+    "`result` for it. Write only `none` if the request needs no tool. Do not do the calls and do not "
+    "answer the request.\nRequest: {request}"
+)
+
+STEP_LINE = re.compile(r"^\s*(?:\d+[.)]\s*|[-*]\s*)?`?([A-Za-z_][\w.]*)\s*\(")
+
+
+def planned_calls(text):
+    """The call lines of a tally answer (`none`, prose or an empty list: [])."""
+    lines = []
+    for line in (text or "").splitlines():
+        m = STEP_LINE.match(line)
+        if m and m.group(1).lower() not in ("none",):
+            lines.append(line.strip().strip("`"))
+    return lines
+
+
+def tally_prompt(step):
+    return (f"The request is not finished: this step has not been done yet: {step}. "
+            "Call the tool for it now, with the values from the results so far.")
+
+
+ANSWER_TOOL = {"type": "function", "function": {
+    "name": "final_answer",
+    "description": "Give the final answer to the user's request. Call it only when every step of the "
+                   "request is done.",
+    "parameters": {"type": "object", "properties": {"answer": {"type": "string"}},
+                   "required": ["answer"]}}}
+
+
+def progress(output, request, done):
+    """A tool result with the request and the calls so far (this one last)."""
+    lines = [f"{i}. {c['name'].split('__')[-1]}({c['arguments']}) = {one_line(c['shown'], 80)}"
+             for i, c in enumerate(done, 1)]
+    return (f"{output}\n\n[The request: {request}\nCalls made so far:\n" + "\n".join(lines) +
+            "\nIf the request needs another step, call the tool for it. If every step is done, "
+            "stop calling tools and give the final answer.]")
