@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::server_tools::{CodeExecutionToolResultContent, WebSearchToolResultContent};
+
 /// A Messages request. `max_tokens` is optional here because
 /// `count_tokens` takes none; the create route requires it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -180,6 +182,18 @@ pub enum InputBlock {
         is_error: Option<bool>,
         content: ToolResultContent,
     },
+    WebSearchToolResult {
+        tool_use_id: String,
+        content: WebSearchToolResultContent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Value>,
+    },
+    CodeExecutionToolResult {
+        tool_use_id: String,
+        content: CodeExecutionToolResultContent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Value>,
+    },
 }
 
 impl InputBlock {
@@ -195,6 +209,8 @@ impl InputBlock {
         "server_tool_use",
         "mcp_tool_use",
         "mcp_tool_result",
+        "web_search_tool_result",
+        "code_execution_tool_result",
     ];
 }
 
@@ -278,6 +294,18 @@ pub enum ToolChoice {
     None {},
 }
 
+impl ThinkingConfig {
+    /// `display`, where the kind of thinking takes one.
+    pub fn display(&self) -> Option<&str> {
+        match self {
+            ThinkingConfig::Enabled { display, .. } | ThinkingConfig::Adaptive { display } => {
+                display.as_deref()
+            }
+            ThinkingConfig::BetweenTools {} | ThinkingConfig::Disabled {} => None,
+        }
+    }
+}
+
 impl ToolChoice {
     pub fn disable_parallel_tool_use(&self) -> bool {
         match self {
@@ -308,6 +336,10 @@ pub struct RequestMetadata {
 pub enum ThinkingConfig {
     Enabled {
         budget_tokens: u64,
+        /// `summarized` (the text shown) or `omitted` (thinking blocks with
+        /// empty text and the signature).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<String>,
     },
     /// The model decides how much to think (effort from `output_config`).
     Adaptive {

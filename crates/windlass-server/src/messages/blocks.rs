@@ -1,8 +1,9 @@
 //! Messages content blocks -> the engine's items: text, image and document
 //! blocks become message content, `tool_use` a `function_call`,
 //! `tool_result` a `function_call_output` (with `is_error`), thinking
-//! blocks reasoning items carrying their signature, and server-run calls a
-//! replay the upstream can read (a function call and its output). Checks
+//! blocks reasoning items carrying their signature, MCP calls a replay the
+//! upstream can read (a function call and its output), and server tool
+//! uses with their results the hosted items they were (`server_blocks.rs`). Checks
 //! Anthropic's pairing of tool uses and results, naming the field.
 
 use std::collections::HashSet;
@@ -17,6 +18,7 @@ use windlass_protocol::{
     MessageContent, Reasoning, Role, TextPart, ToolOutput,
 };
 
+use super::server_blocks::{code_item, web_search_item, PendingUse};
 use crate::error::ApiError;
 
 /// A 400 whose message starts with the field's path, as Anthropic's do.
@@ -182,6 +184,8 @@ fn assistant_items(
 ) -> Result<Vec<String>, ApiError> {
     let mut parts = Vec::new();
     let mut uses = Vec::new();
+    // Server tool uses whose result block has not come yet.
+    let mut server_uses: Vec<PendingUse> = Vec::new();
     let flush = |parts: &mut Vec<ContentPart>, items: &mut Vec<Item>| {
         if !parts.is_empty() {
             items.push(message(Role::Assistant, std::mem::take(parts)));
@@ -198,8 +202,29 @@ fn assistant_items(
                 items.push(call(id.clone(), name, &input));
                 uses.push(id);
             }
-            InputBlock::ServerToolUse { id, name, input }
-            | InputBlock::McpToolUse {
+            InputBlock::ServerToolUse { id, name, input } => {
+                flush(&mut parts, items);
+                server_uses.push(PendingUse { id, name, input });
+            }
+            InputBlock::WebSearchToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => {
+                let used = take_use(&at, &mut server_uses, &tool_use_id)?;
+                let item = web_search_item(&used, content);
+                items.push(hosted_or_call(&at, item, used)?);
+            }
+            InputBlock::CodeExecutionToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => {
+                let used = take_use(&at, &mut server_uses, &tool_use_id)?;
+                let item = code_item(&used, content);
+                items.push(hosted_or_call(&at, item, used)?);
+            }
+            InputBlock::McpToolUse {
                 id, name, input, ..
             } => {
                 flush(&mut parts, items);
@@ -242,7 +267,36 @@ fn assistant_items(
         }
     }
     flush(&mut parts, items);
+    // A server tool use without its result: what the upstream saw of it
+    // is the call alone (as before the result blocks were read).
+    for used in server_uses {
+        items.push(call(used.id, used.name, &used.input));
+    }
     Ok(uses)
+}
+
+/// The pending `server_tool_use` a result block answers.
+fn take_use(at: &str, pending: &mut Vec<PendingUse>, id: &str) -> Result<PendingUse, ApiError> {
+    match pending.iter().position(|u| u.id == id) {
+        Some(i) => Ok(pending.remove(i)),
+        None => Err(invalid(
+            &format!("{at}.tool_use_id"),
+            format!("no `server_tool_use` block with id `{id}` comes before this result"),
+        )),
+    }
+}
+
+/// The hosted item, or a 400 when the result block does not fit the use.
+fn hosted_or_call(at: &str, item: Option<Item>, used: PendingUse) -> Result<Item, ApiError> {
+    item.ok_or_else(|| {
+        invalid(
+            &format!("{at}.type"),
+            format!(
+                "this result block does not answer the server tool `{}`",
+                used.name
+            ),
+        )
+    })
 }
 
 /// A system message in the conversation: its text, as a system item where
@@ -278,6 +332,8 @@ fn block_name(block: &InputBlock) -> &'static str {
         InputBlock::ServerToolUse { .. } => "server_tool_use",
         InputBlock::McpToolUse { .. } => "mcp_tool_use",
         InputBlock::McpToolResult { .. } => "mcp_tool_result",
+        InputBlock::WebSearchToolResult { .. } => "web_search_tool_result",
+        InputBlock::CodeExecutionToolResult { .. } => "code_execution_tool_result",
     }
 }
 

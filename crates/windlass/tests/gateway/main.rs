@@ -12,6 +12,8 @@ mod hardening;
 mod hosted;
 mod kinds_support;
 mod messages;
+mod messages_sampling;
+mod messages_thinking;
 mod meta;
 mod prompts;
 mod resume_keepalive;
