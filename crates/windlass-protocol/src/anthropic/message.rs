@@ -92,6 +92,12 @@ pub enum OutputBlock {
         is_error: bool,
         content: Vec<TextBlock>,
     },
+    /// Earlier context summarised (`context_management` `compact_20260112`):
+    /// `content` is the summary, `encrypted_content` what to send back.
+    Compaction {
+        content: Option<String>,
+        encrypted_content: Option<String>,
+    },
     /// What a `web_search` server tool call found (run by Windlass's
     /// hosted web search).
     WebSearchToolResult {

@@ -62,11 +62,11 @@ pub struct MessagesRequest {
     /// parser so the surface can refuse them by name with a reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<Value>,
-    /// Anthropic's server-side context edits (clearing old tool results or
-    /// thinking past a trigger); Claude Code sends them. Accepted and not
-    /// applied: the conversation reaches the model as sent.
+    /// Anthropic's server-side context edits (clearing old thinking,
+    /// compaction past a trigger); Claude Code sends them. The surface maps
+    /// each edit onto what Windlass does, or refuses it by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_management: Option<Value>,
+    pub context_management: Option<ContextManagementConfig>,
 }
 
 /// `system`: a string or text blocks (Claude Code sends blocks with
@@ -182,6 +182,16 @@ pub enum InputBlock {
         is_error: Option<bool>,
         content: ToolResultContent,
     },
+    /// A summary of earlier context (`compact_20260112`), sent back by the
+    /// client as it was returned.
+    Compaction {
+        #[serde(default)]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Value>,
+    },
     WebSearchToolResult {
         tool_use_id: String,
         content: WebSearchToolResultContent,
@@ -211,6 +221,7 @@ impl InputBlock {
         "mcp_tool_result",
         "web_search_tool_result",
         "code_execution_tool_result",
+        "compaction",
     ];
 }
 
@@ -348,6 +359,15 @@ pub enum ThinkingConfig {
     },
     BetweenTools {},
     Disabled {},
+}
+
+/// `context_management`: `{"edits": [...]}`, each edit kept raw so the
+/// surface can name an unknown one with its position.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextManagementConfig {
+    #[serde(default)]
+    pub edits: Vec<Value>,
 }
 
 /// `output_config`.

@@ -7,7 +7,7 @@ use windlass_protocol::anthropic::{
     REDACTED_THINKING_PREFIX,
 };
 use windlass_protocol::{
-    ContentPart, FunctionCall, Item, McpCall, MessageContent, Reasoning, ResponseResource,
+    Compaction, ContentPart, FunctionCall, Item, McpCall, MessageContent, Reasoning, ResponseResource,
     ResponseStatus, Usage,
 };
 
@@ -86,7 +86,17 @@ pub(crate) fn blocks(item: &Item, thinking: Thinking) -> Vec<OutputBlock> {
         Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) => {
             super::server_blocks::blocks(item).map_or_else(Vec::new, Vec::from)
         }
+        Item::Compaction(c) => vec![compaction(c)],
         _ => Vec::new(),
+    }
+}
+
+/// A compaction item as Anthropic's `compaction` block: the summary as
+/// `content`, the sealed form to send back as `encrypted_content`.
+pub(crate) fn compaction(c: &Compaction) -> OutputBlock {
+    OutputBlock::Compaction {
+        content: windlass_engine::compaction::open(&c.encrypted_content),
+        encrypted_content: Some(c.encrypted_content.clone()),
     }
 }
 

@@ -14,7 +14,7 @@ use windlass_protocol::anthropic::{
     REDACTED_THINKING_PREFIX,
 };
 use windlass_protocol::{
-    ContentPart, FilePart, FunctionCall, FunctionCallOutput, ImagePart, Item, Message,
+    Compaction, ContentPart, FilePart, FunctionCall, FunctionCallOutput, ImagePart, Item, Message,
     MessageContent, Reasoning, Role, TextPart, ToolOutput,
 };
 
@@ -230,6 +230,25 @@ fn assistant_items(
                 flush(&mut parts, items);
                 items.push(call(id, name, &input));
             }
+            InputBlock::Compaction {
+                content,
+                encrypted_content,
+                ..
+            } => {
+                flush(&mut parts, items);
+                // A failed compaction (no content) is a no-op, as Anthropic
+                // treats it; a summary without its sealed form is sealed here.
+                let sealed = encrypted_content.or_else(|| {
+                    content.as_deref().map(windlass_engine::compaction::seal)
+                });
+                if let Some(encrypted_content) = sealed {
+                    items.push(Item::Compaction(Compaction {
+                        id: None,
+                        encrypted_content,
+                        created_by: None,
+                    }));
+                }
+            }
             InputBlock::McpToolResult {
                 tool_use_id,
                 is_error,
@@ -332,6 +351,7 @@ fn block_name(block: &InputBlock) -> &'static str {
         InputBlock::ServerToolUse { .. } => "server_tool_use",
         InputBlock::McpToolUse { .. } => "mcp_tool_use",
         InputBlock::McpToolResult { .. } => "mcp_tool_result",
+        InputBlock::Compaction { .. } => "compaction",
         InputBlock::WebSearchToolResult { .. } => "web_search_tool_result",
         InputBlock::CodeExecutionToolResult { .. } => "code_execution_tool_result",
     }

@@ -320,6 +320,7 @@ impl Grammar {
                 }
                 self.close(out);
             }
+            Item::Compaction(c) => self.whole_block(answer::compaction(c), out),
             Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) => {
                 if let Some([call, result]) = super::server_blocks::blocks(item) {
                     self.server_call(at, call, result, out);

@@ -11,6 +11,7 @@
 
 mod answer;
 mod blocks;
+mod context_edits;
 pub mod config;
 pub(crate) mod errors;
 mod grammar;

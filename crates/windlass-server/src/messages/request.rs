@@ -17,6 +17,7 @@ use windlass_protocol::{
 use super::answer::Thinking;
 use super::blocks::{invalid, messages_to_items};
 use super::config::MessagesConfig;
+use super::context_edits;
 use super::server_tools;
 use super::toolsets;
 use crate::error::ApiError;
@@ -38,7 +39,7 @@ pub(crate) enum Purpose {
 }
 
 pub(crate) fn translate(
-    req: MessagesRequest,
+    mut req: MessagesRequest,
     config: &MessagesConfig,
     purpose: Purpose,
 ) -> Result<Translated, ApiError> {
@@ -51,7 +52,13 @@ pub(crate) fn translate(
     if max_tokens == Some(0) {
         return Err(invalid("max_tokens", "must be greater than or equal to 1"));
     }
-    let messages = required(req.messages, "messages")?;
+    let mut messages = required(req.messages, "messages")?;
+    let thinking_on = matches!(
+        req.thinking,
+        Some(ThinkingConfig::Enabled { .. } | ThinkingConfig::Adaptive { .. })
+    );
+    let context_management =
+        context_edits::apply(req.context_management.take(), thinking_on, &mut messages)?;
     let input = messages_to_items(messages)?;
     range("temperature", req.temperature, 1.0)?;
     range("top_p", req.top_p, 1.0)?;
@@ -100,6 +107,7 @@ pub(crate) fn translate(
         tools: (!tools.is_empty()).then_some(tools),
         parallel_tool_calls: parallel,
         max_tool_calls: server.max_uses,
+        context_management,
         include: (!server.include.is_empty()).then_some(server.include),
         temperature: req.temperature,
         top_p: req.top_p,

@@ -92,8 +92,9 @@ fn code_content(c: &CodeInterpreterCall) -> CodeExecutionToolResultContent {
     let logs = c.logs();
     CodeExecutionToolResultContent::Result(CodeExecutionResult {
         kind: CodeExecutionResult::TYPE.to_owned(),
-        // The interpreter keeps one log (stdout and stderr as printed);
-        // a run that failed reports it as stderr with a non-zero code.
+        // The interpreter keeps one log (stdout and stderr as printed) and
+        // no exit status: a Python error is in that log with code 0; a run
+        // that did not complete (timeout, sandbox error) is stderr, code 1.
         stdout: if failed { String::new() } else { logs.clone() },
         stderr: if failed { logs } else { String::new() },
         return_code: i64::from(failed),
