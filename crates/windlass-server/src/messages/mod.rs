@@ -46,6 +46,7 @@ use crate::sse::SseBody;
 use crate::state::AppState;
 use answer::Thinking;
 use request::{Purpose, Translated};
+use server_tools::Declared;
 use sink::{MessagesSink, PING};
 
 pub async fn create_message(
@@ -58,12 +59,15 @@ pub async fn create_message(
     let bytes = body.map_err(body_error)?;
     check_version(&headers)?;
     let req = request::parse(&bytes)?;
-    let Translated { request, thinking } =
-        request::translate(req, &app.config.messages, Purpose::Create)?;
+    let Translated {
+        request,
+        thinking,
+        server_tools,
+    } = request::translate(req, &app.config.messages, Purpose::Create)?;
     check_limits(&app, &request)?;
     let key = key.map(|Extension(k)| k);
     let admitted = intake::prepare(&app, key.as_ref(), None, request, None).await?;
-    refuse_dropped(&admitted)?;
+    refuse_dropped(&admitted, &server_tools)?;
     let started = context.map_or_else(Instant::now, |Extension(c)| c.started);
     let span = Span::current();
     if admitted.prepared.stream() {
@@ -75,16 +79,22 @@ pub async fn create_message(
 /// A server tool the operator lets the gateway drop when no executor
 /// serves it is still refused here: a Messages client has no header to
 /// learn that its tool was left out.
-fn refuse_dropped(admitted: &Admitted) -> Result<(), ApiError> {
-    match admitted.prepared.dropped_tools().first() {
-        Some(kind) => Err(ApiError::invalid(format!(
-            "tools: the server tool `{kind}` is not available on this server (the operator \
-             has not configured its executor)"
-        ))
-        .param("tools".to_owned())
-        .code("unsupported_tool_type")),
-        None => Ok(()),
-    }
+fn refuse_dropped(admitted: &Admitted, declared: &[Declared]) -> Result<(), ApiError> {
+    let dropped = admitted.prepared.dropped_tools();
+    let Some(tool) = declared
+        .iter()
+        .find(|d| dropped.iter().any(|k| k == d.hosted))
+    else {
+        return Ok(());
+    };
+    let path = format!("{}.type", tool.path);
+    Err(ApiError::invalid(format!(
+        "{path}: the server tool `{}` is not available on this server: the operator has not \
+         configured Windlass's {} executor",
+        tool.kind, tool.hosted
+    ))
+    .param(path)
+    .code("unsupported_tool_type"))
 }
 
 pub async fn count_tokens(

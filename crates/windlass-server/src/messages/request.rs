@@ -28,6 +28,8 @@ pub(crate) struct Translated {
     /// Extended thinking was asked for: reasoning is shown as thinking
     /// blocks (their text left out with `display: "omitted"`).
     pub thinking: Thinking,
+    /// The request's server tools, to name one the gateway left out.
+    pub server_tools: Vec<server_tools::Declared>,
 }
 
 /// Whether the request creates a message or only counts its tokens
@@ -83,6 +85,7 @@ pub(crate) fn translate(
     let server = server_tools::translate(server)?;
     let mut tools = custom_tools(defined)?;
     tools.extend(server.tools);
+    let declared = server.declared;
     let mut mcp = mcp_tools(req.mcp_servers.unwrap_or_default())?;
     toolsets::apply(toolsets, &mut mcp)?;
     tools.extend(mcp);
@@ -143,6 +146,7 @@ pub(crate) fn translate(
     };
     Ok(Translated {
         request,
+        server_tools: declared,
         thinking: match (effort, display) {
             (None, _) => Thinking::Hidden,
             (Some(_), Some("omitted")) => Thinking::Omitted,

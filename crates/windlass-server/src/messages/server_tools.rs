@@ -25,6 +25,16 @@ pub(crate) struct ServerTools {
     /// `include` values that keep what the blocks show (the results, the
     /// output) on the items the surface reads.
     pub include: Vec<String>,
+    /// Each server tool as the client named it: its path (`tools.N`), its
+    /// type and the hosted tool's name (for refusals after prepare).
+    pub declared: Vec<Declared>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Declared {
+    pub path: String,
+    pub kind: String,
+    pub hosted: &'static str,
 }
 
 /// Settings every server tool may carry that change nothing here: how
@@ -79,6 +89,14 @@ pub(crate) fn translate(tools: Vec<(usize, ToolDefinition)>) -> Result<ServerToo
             })?;
             out.max_uses = Some(out.max_uses.map_or(n, |m: u64| m.min(n)));
         }
+        out.declared.push(Declared {
+            path,
+            kind,
+            hosted: match &tool {
+                Tool::CodeInterpreter(_) => "code_interpreter",
+                _ => "web_search",
+            },
+        });
         out.tools.push(tool);
         if !out.include.iter().any(|v| v == include) {
             out.include.push(include.to_owned());

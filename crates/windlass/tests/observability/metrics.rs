@@ -446,7 +446,9 @@ async fn each_response_is_counted_under_the_surface_it_came_through() {
             .await
             .expect("send");
         assert_eq!(resp.status(), 200);
-        assert!(resp.text().await.expect("body").contains("via messages"));
+        let body = resp.text().await.expect("body");
+        let done = if stream { "message_stop" } else { "via messages" };
+        assert!(body.contains(done), "{body}");
     }
     let mut ws = websocket(&gw).await;
     up.push(Reply::text("via socket").usage(3, 3));
