@@ -3,18 +3,25 @@ surface for what issue 27's review added: `stop_sequences` / `top_k` (and
 `stop_reason: "stop_sequence"`), `thinking.display: "omitted"`, a
 `web_search_20250305` server tool run by Windlass's web search over a local
 SearXNG-shaped backend (blocks in JSON, in the stream accumulator, and sent
-back), and `context_management` as Claude Code sends it plus compaction."""
+back), `context_management` as Claude Code sends it plus compaction, and the
+MCP connector's `mcp_servers` naming a real MCP server by URL."""
 
 import json
+import socket
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anthropic
 import pytest
 
-from conftest import Fake, Windlass
+from conftest import Fake, Windlass, ROOT
+
+FIXTURE = ROOT / "tests" / "mcp" / "fixture_server.py"
 
 
 class _Searx(BaseHTTPRequestHandler):
@@ -54,7 +61,8 @@ allow_hosts = ["127.0.0.1"]
 """
     )
     fake = Fake()
-    w = Windlass(fake.upstream, "--config", str(config))
+    # Request-declared MCP servers (`mcp_servers`) on loopback are allowed.
+    w = Windlass(fake.upstream, "--config", str(config), "--mcp-allow-host", "127.0.0.1")
     client = anthropic.Anthropic(base_url=w.base, api_key="test", max_retries=0)
     yield client, fake
     w.close()
@@ -229,3 +237,71 @@ def test_compaction_block_round_trip(setup):
     texts = [m["content"] for m in fake.requests()[-1]["messages"] if isinstance(m["content"], str)]
     assert any("SUMMARY: six answers." in t for t in texts)
     assert not any(t.startswith("answer ") for t in texts)
+
+
+@pytest.fixture(scope="module")
+def mcp_url():
+    """The MCP fixture server over streamable HTTP, with its `headers` tool."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, str(FIXTURE), "--port", str(port), "--header-tool"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_mcp_servers_connector_by_url(setup, mcp_url):
+    """The connector as Anthropic documents it: a server by URL with its
+    token and allowed tools; calls run in Windlass and come back as
+    mcp_tool_use / mcp_tool_result blocks (JSON and stream)."""
+    client, fake = setup
+    server = {
+        "type": "url",
+        "name": "calc",
+        "url": mcp_url,
+        "authorization_token": "tok-123",
+        "tool_configuration": {"allowed_tools": ["add", "headers"]},
+    }
+    fake.script(
+        {"tool_calls": [{"name": "calc__add", "arguments": '{"a":17,"b":25}'}]},
+        {"text": "17 + 25 = 42"},
+    )
+    msg = client.beta.messages.create(
+        model="m",
+        max_tokens=128,
+        messages=[{"role": "user", "content": "What is 17 + 25?"}],
+        mcp_servers=[server],
+        betas=["mcp-client-2025-04-04"],
+    )
+    assert [b.type for b in msg.content] == ["mcp_tool_use", "mcp_tool_result", "text"]
+    use, result = msg.content[0], msg.content[1]
+    assert use.name == "add" and use.server_name == "calc" and use.input == {"a": 17, "b": 25}
+    assert result.tool_use_id == use.id and not result.is_error and "42" in result.content[0].text
+    offered = sorted(t["function"]["name"] for t in fake.requests()[-1]["tools"])
+    assert offered == ["calc__add", "calc__headers"]
+
+    # The token reaches the server as a bearer token (the fixture's
+    # `headers` tool answers with the values it got, reversed).
+    fake.script({"tool_calls": [{"name": "calc__headers", "arguments": "{}"}]}, {"text": "seen"})
+    with client.beta.messages.stream(
+        model="m",
+        max_tokens=128,
+        messages=[{"role": "user", "content": "Which headers?"}],
+        mcp_servers=[server],
+        betas=["mcp-client-2025-04-04"],
+    ) as stream:
+        final = stream.get_final_message()
+    assert [b.type for b in final.content] == ["mcp_tool_use", "mcp_tool_result", "text"]
+    assert "321-kot reraeB" in final.content[1].content[0].text
