@@ -409,7 +409,11 @@ fn vllm_stop_reason_names_the_stop_sequence() {
         ("128001", FinishReason::Stop),
         ("null", FinishReason::Stop),
     ] {
-        let events = run_str(&format!("{}{}data: [DONE]\n\n", delta(r#"{"content":"a b"}"#), chunk(stop)));
+        let events = run_str(&format!(
+            "{}{}data: [DONE]\n\n",
+            delta(r#"{"content":"a b"}"#),
+            chunk(stop)
+        ));
         assert_eq!(events.last(), Some(&finished(want)), "{stop}");
     }
     let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "a b"},
@@ -417,6 +421,8 @@ fn vllm_stop_reason_names_the_stop_sequence() {
     let events = decode_completion(body.to_string().as_bytes()).unwrap();
     assert_eq!(
         events.last(),
-        Some(&ModelEvent::Finished(FinishReason::StopSequence("END".into())))
+        Some(&ModelEvent::Finished(FinishReason::StopSequence(
+            "END".into()
+        )))
     );
 }

@@ -223,13 +223,17 @@ fn stop_sequences_go_up_and_the_matched_one_comes_back() {
     ]);
     assert_eq!(
         events.last(),
-        Some(&ModelEvent::Finished(FinishReason::StopSequence("END".into())))
+        Some(&ModelEvent::Finished(FinishReason::StopSequence(
+            "END".into()
+        )))
     );
     let whole = json!({"content": [{"type": "text", "text": "1 2"}], "stop_reason": "stop_sequence",
                        "stop_sequence": "END", "usage": {"input_tokens": 1, "output_tokens": 1}});
     let events = decode_message(whole.to_string().as_bytes()).unwrap();
     assert_eq!(
         events.last(),
-        Some(&ModelEvent::Finished(FinishReason::StopSequence("END".into())))
+        Some(&ModelEvent::Finished(FinishReason::StopSequence(
+            "END".into()
+        )))
     );
 }

@@ -196,7 +196,10 @@ fn a_whole_response_gives_summaries_and_logprobs_too() {
 
 #[test]
 fn stop_sequences_and_top_k_are_refused_by_name() {
-    for (stop, top_k, param) in [(vec!["END".to_owned()], None, "stop"), (Vec::new(), Some(3), "top_k")] {
+    for (stop, top_k, param) in [
+        (vec!["END".to_owned()], None, "stop"),
+        (Vec::new(), Some(3), "top_k"),
+    ] {
         let req = ModelRequest {
             model: "m".into(),
             transcript: vec![windlass_protocol::Item::user_text("hi")].into(),

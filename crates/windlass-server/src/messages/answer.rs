@@ -7,8 +7,8 @@ use windlass_protocol::anthropic::{
     REDACTED_THINKING_PREFIX,
 };
 use windlass_protocol::{
-    Compaction, ContentPart, FunctionCall, Item, McpCall, MessageContent, Reasoning, ResponseResource,
-    ResponseStatus, Usage,
+    Compaction, ContentPart, FunctionCall, Item, McpCall, MessageContent, Reasoning,
+    ResponseResource, ResponseStatus, Usage,
 };
 
 /// How the client asked to see the upstream's reasoning.

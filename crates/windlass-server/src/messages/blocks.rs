@@ -238,9 +238,8 @@ fn assistant_items(
                 flush(&mut parts, items);
                 // A failed compaction (no content) is a no-op, as Anthropic
                 // treats it; a summary without its sealed form is sealed here.
-                let sealed = encrypted_content.or_else(|| {
-                    content.as_deref().map(windlass_engine::compaction::seal)
-                });
+                let sealed = encrypted_content
+                    .or_else(|| content.as_deref().map(windlass_engine::compaction::seal));
                 if let Some(encrypted_content) = sealed {
                     items.push(Item::Compaction(Compaction {
                         id: None,

@@ -31,7 +31,12 @@ pub(crate) fn apply(
     messages: &mut [InputMessage],
 ) -> Result<Option<Vec<ContextManagement>>, ApiError> {
     let mut engine = Vec::new();
-    for (i, edit) in config.map(|c| c.edits).unwrap_or_default().iter().enumerate() {
+    for (i, edit) in config
+        .map(|c| c.edits)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
         let path = format!("context_management.edits.{i}");
         let kind = edit.get("type").and_then(Value::as_str).unwrap_or_default();
         match kind {
@@ -120,7 +125,10 @@ fn compaction(path: &str, edit: &Value) -> Result<ContextManagement, ApiError> {
             !["type", "trigger", "instructions", "pause_after_compaction"].contains(&k.as_str())
         })
     }) {
-        return Err(invalid(&format!("{path}.{k}"), "Extra inputs are not permitted"));
+        return Err(invalid(
+            &format!("{path}.{k}"),
+            "Extra inputs are not permitted",
+        ));
     }
     if edit.get("instructions").is_some_and(|v| !v.is_null()) {
         return Err(invalid(
@@ -134,25 +142,123 @@ fn compaction(path: &str, edit: &Value) -> Result<ContextManagement, ApiError> {
             "pausing after compaction is not supported by Windlass (the answer follows the summary)",
         ));
     }
-    let trigger = match edit.get("trigger") {
-        None | Some(Value::Null) => DEFAULT_COMPACT_TRIGGER,
-        Some(t) => {
-            let value = (t.get("type").and_then(Value::as_str) == Some("input_tokens"))
-                .then(|| t.get("value").and_then(Value::as_u64))
-                .flatten();
-            match value {
-                Some(v) if v >= 1 => v,
-                _ => {
-                    return Err(invalid(
+    let trigger =
+        match edit.get("trigger") {
+            None | Some(Value::Null) => DEFAULT_COMPACT_TRIGGER,
+            Some(t) => {
+                let value = (t.get("type").and_then(Value::as_str) == Some("input_tokens"))
+                    .then(|| t.get("value").and_then(Value::as_u64))
+                    .flatten();
+                match value {
+                    Some(v) if v >= 1 => v,
+                    _ => return Err(invalid(
                         &format!("{path}.trigger"),
                         "Input should be {\"type\": \"input_tokens\", \"value\": N} with N >= 1",
-                    ))
+                    )),
                 }
             }
-        }
-    };
+        };
     Ok(ContextManagement {
         kind: ContextManagement::COMPACTION.to_owned(),
         compact_threshold: Some(trigger),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn conversation() -> Vec<InputMessage> {
+        let thought = |t: &str| json!({"type": "thinking", "thinking": t, "signature": "s"});
+        serde_json::from_value(json!([
+            {"role": "user", "content": "1"},
+            {"role": "assistant", "content": [thought("a"), {"type": "text", "text": "x"}]},
+            {"role": "user", "content": "2"},
+            {"role": "assistant", "content": [thought("b"), {"type": "text", "text": "y"}]},
+            {"role": "user", "content": "3"},
+            {"role": "assistant", "content": [thought("c"), {"type": "text", "text": "z"}]},
+        ]))
+        .unwrap()
+    }
+
+    fn thoughts(messages: &[InputMessage]) -> Vec<String> {
+        messages
+            .iter()
+            .filter_map(|m| match &m.content {
+                InputContent::Blocks(b) => Some(b.clone()),
+                InputContent::Text(_) => None,
+            })
+            .flatten()
+            .filter_map(|b| b.get("thinking").and_then(Value::as_str).map(str::to_owned))
+            .collect()
+    }
+
+    fn edits(edits: Value) -> Option<ContextManagementConfig> {
+        Some(serde_json::from_value(json!({ "edits": edits })).unwrap())
+    }
+
+    #[test]
+    fn clear_thinking_keeps_the_last_turns() {
+        for (keep, left) in [
+            (json!("all"), vec!["a", "b", "c"]),
+            (json!({"type": "all"}), vec!["a", "b", "c"]),
+            (
+                json!({"type": "thinking_turns", "value": 2}),
+                vec!["b", "c"],
+            ),
+            (Value::Null, vec!["c"]),
+        ] {
+            let mut m = conversation();
+            let config = edits(json!([{"type": "clear_thinking_20251015", "keep": keep}]));
+            let engine = apply(config, true, &mut m).unwrap();
+            assert_eq!(engine, None);
+            assert_eq!(thoughts(&m), left, "{keep}");
+        }
+    }
+
+    #[test]
+    fn compaction_becomes_the_engines_at_the_trigger() {
+        let mut m = conversation();
+        let config = edits(json!([{"type": "compact_20260112",
+                                   "trigger": {"type": "input_tokens", "value": 80000}},
+                                  {"type": "clear_thinking_20251015", "keep": "all"}]));
+        let engine = apply(config, true, &mut m).unwrap().unwrap();
+        assert_eq!(engine[0].kind, ContextManagement::COMPACTION);
+        assert_eq!(engine[0].compact_threshold, Some(80_000));
+        let config = edits(json!([{"type": "compact_20260112"}]));
+        let engine = apply(config, false, &mut m).unwrap().unwrap();
+        assert_eq!(engine[0].compact_threshold, Some(DEFAULT_COMPACT_TRIGGER));
+    }
+
+    #[test]
+    fn refusals_name_the_edit() {
+        for (edit, thinking, path) in [
+            (
+                json!({"type": "clear_thinking_20251015"}),
+                false,
+                "context_management.edits.0.type",
+            ),
+            (
+                json!({"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 0}}),
+                true,
+                "context_management.edits.0.keep",
+            ),
+            (
+                json!({"type": "clear_tool_uses_20250919"}),
+                true,
+                "context_management.edits.0.type",
+            ),
+            (
+                json!({"type": "compact_20260112", "trigger": {"type": "tool_uses", "value": 3}}),
+                true,
+                "context_management.edits.0.trigger",
+            ),
+        ] {
+            let err = apply(edits(json!([edit])), thinking, &mut conversation()).unwrap_err();
+            let shown = format!("{err:?}");
+            assert!(shown.contains(path), "{path}: {shown}");
+        }
+    }
 }

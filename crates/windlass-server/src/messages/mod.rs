@@ -11,8 +11,8 @@
 
 mod answer;
 mod blocks;
-mod context_edits;
 pub mod config;
+mod context_edits;
 pub(crate) mod errors;
 mod grammar;
 mod request;
@@ -38,8 +38,8 @@ use crate::error::ApiError;
 use crate::guard::keys::AuthedKey;
 use crate::guard::limits;
 use crate::intake::{self, body_error, Admitted};
-use crate::request_context::{CompletionLogged, RequestContext};
 use crate::metrics::Surface;
+use crate::request_context::{CompletionLogged, RequestContext};
 use crate::run::in_place::InPlace;
 use crate::run::launch::{Keep, Launch};
 use crate::sse::SseBody;

@@ -172,7 +172,12 @@ fn range(field: &str, value: Option<f64>, max: f64) -> Result<(), ApiError> {
 /// Fields this surface cannot honour yet, refused by name rather than
 /// dropped (the answer would differ from what the client asked for).
 fn refuse_unsupported(req: &MessagesRequest) -> Result<(), ApiError> {
-    if let Some(i) = req.stop_sequences.iter().flatten().position(String::is_empty) {
+    if let Some(i) = req
+        .stop_sequences
+        .iter()
+        .flatten()
+        .position(String::is_empty)
+    {
         return Err(invalid(
             &format!("stop_sequences.{i}"),
             "a stop sequence must not be empty",

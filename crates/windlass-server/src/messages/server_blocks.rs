@@ -154,7 +154,10 @@ pub(crate) fn web_search_item(
 
 /// The hosted item a `server_tool_use` and its `code_execution_tool_result`
 /// stand for; `None` when the use is not code execution.
-pub(crate) fn code_item(used: &PendingUse, content: CodeExecutionToolResultContent) -> Option<Item> {
+pub(crate) fn code_item(
+    used: &PendingUse,
+    content: CodeExecutionToolResultContent,
+) -> Option<Item> {
     if used.name != "code_execution" {
         return None;
     }

@@ -9,8 +9,7 @@ use serde_json::Value;
 use windlass_protocol::anthropic::ToolDefinition;
 use windlass_protocol::{
     CodeInterpreterContainer, CodeInterpreterTool, LocationKind, Tool, UserLocation,
-    WebSearchFilters, WebSearchTool, INCLUDE_CODE_INTERPRETER_OUTPUTS,
-    INCLUDE_WEB_SEARCH_SOURCES,
+    WebSearchFilters, WebSearchTool, INCLUDE_CODE_INTERPRETER_OUTPUTS, INCLUDE_WEB_SEARCH_SOURCES,
 };
 
 use super::blocks::invalid;
@@ -39,13 +38,23 @@ pub(crate) struct Declared {
 
 /// Settings every server tool may carry that change nothing here: how
 /// Anthropic caches, loads or lets code call the tool.
-const HINTS: [&str; 4] = ["cache_control", "defer_loading", "strict", "allowed_callers"];
+const HINTS: [&str; 4] = [
+    "cache_control",
+    "defer_loading",
+    "strict",
+    "allowed_callers",
+];
 
 /// Whether `kind` is one of Anthropic's server tool types.
 pub(crate) fn is_server_tool(kind: &str) -> bool {
-    ["web_search_", "web_fetch_", "code_execution_", "tool_search_"]
-        .iter()
-        .any(|p| kind.starts_with(p))
+    [
+        "web_search_",
+        "web_fetch_",
+        "code_execution_",
+        "tool_search_",
+    ]
+    .iter()
+    .any(|p| kind.starts_with(p))
 }
 
 /// The server tools of `tools` (each with its index), in order.
@@ -55,7 +64,11 @@ pub(crate) fn translate(tools: Vec<(usize, ToolDefinition)>) -> Result<ServerToo
         let path = format!("tools.{i}");
         let kind = def.kind.clone().unwrap_or_default();
         let (tool, name, include) = if kind.starts_with("web_search_") {
-            (web_search(&path, &def)?, "web_search", INCLUDE_WEB_SEARCH_SOURCES)
+            (
+                web_search(&path, &def)?,
+                "web_search",
+                INCLUDE_WEB_SEARCH_SOURCES,
+            )
         } else if kind.starts_with("code_execution_") {
             check_settings(&path, &def, &[])?;
             let tool = Tool::CodeInterpreter(CodeInterpreterTool {
@@ -112,7 +125,12 @@ fn web_search(path: &str, def: &ToolDefinition) -> Result<Tool, ApiError> {
     check_settings(
         path,
         def,
-        &["max_uses", "allowed_domains", "user_location", "blocked_domains"],
+        &[
+            "max_uses",
+            "allowed_domains",
+            "user_location",
+            "blocked_domains",
+        ],
     )?;
     let blocked = def.settings.get("blocked_domains");
     if blocked.is_some_and(|b| b.as_array().is_some_and(|a| !a.is_empty())) {
@@ -189,4 +207,99 @@ fn location(path: &str, v: &Value) -> Result<UserLocation, ApiError> {
         region: text("region"),
         timezone: text("timezone"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn defs(tools: Value) -> Vec<(usize, ToolDefinition)> {
+        serde_json::from_value::<Vec<ToolDefinition>>(tools)
+            .unwrap()
+            .into_iter()
+            .enumerate()
+            .collect()
+    }
+
+    #[test]
+    fn web_search_and_code_execution_become_hosted_tools() {
+        let out = translate(defs(json!([
+            {"type": "web_search_20260209", "name": "web_search", "max_uses": 5,
+             "allowed_domains": ["tokio.rs"], "cache_control": {"type": "ephemeral"},
+             "user_location": {"type": "approximate", "city": "Paris", "country": "FR"}},
+            {"type": "web_search_20250305", "name": "web_search", "max_uses": 2},
+            {"type": "code_execution_20250825", "name": "code_execution"}
+        ])))
+        .unwrap();
+        let Tool::WebSearch(search) = &out.tools[0] else {
+            panic!("{:?}", out.tools[0]);
+        };
+        assert_eq!(search.allowed_domains(), ["tokio.rs"]);
+        let at = search.user_location.as_ref().unwrap();
+        assert_eq!(
+            (at.city.as_deref(), at.country.as_deref()),
+            (Some("Paris"), Some("FR"))
+        );
+        assert!(matches!(out.tools[2], Tool::CodeInterpreter(_)));
+        assert_eq!(out.max_uses, Some(2), "the smallest budget");
+        assert_eq!(
+            out.include,
+            [INCLUDE_WEB_SEARCH_SOURCES, INCLUDE_CODE_INTERPRETER_OUTPUTS]
+        );
+        let hosted: Vec<_> = out
+            .declared
+            .iter()
+            .map(|d| (d.path.as_str(), d.hosted))
+            .collect();
+        assert_eq!(
+            hosted,
+            [
+                ("tools.0", "web_search"),
+                ("tools.1", "web_search"),
+                ("tools.2", "code_interpreter")
+            ]
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_honoured_is_refused_by_path() {
+        for (tool, path) in [
+            (
+                json!({"type": "web_search_20250305", "name": "search"}),
+                "tools.0.name",
+            ),
+            (
+                json!({"type": "web_search_20250305", "name": "web_search",
+                    "blocked_domains": ["a.test"]}),
+                "tools.0.blocked_domains",
+            ),
+            (
+                json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 0}),
+                "tools.0.max_uses",
+            ),
+            (
+                json!({"type": "web_search_20250305", "name": "web_search", "nope": 1}),
+                "tools.0.nope",
+            ),
+            (
+                json!({"type": "web_fetch_20250910", "name": "web_fetch"}),
+                "tools.0.type",
+            ),
+            (
+                json!({"type": "code_execution_20250522", "name": "code_execution",
+                    "input_schema": {}}),
+                "tools.0.input_schema",
+            ),
+            (
+                json!({"type": "code_execution_20250522", "name": "code_execution", "max_uses": 1}),
+                "tools.0.max_uses",
+            ),
+        ] {
+            let err = translate(defs(json!([tool]))).unwrap_err();
+            let shown = format!("{err:?}");
+            assert!(shown.contains(path), "{path}: {shown}");
+        }
+    }
 }

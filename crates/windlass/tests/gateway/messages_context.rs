@@ -36,17 +36,17 @@ fn thought(text: &str, sig: &str) -> Value {
 /// sends a conversation back.
 fn with_thinking(edits: Value) -> Value {
     json!({"model": "m", "max_tokens": 4000,
-           "thinking": {"type": "enabled", "budget_tokens": 2000},
-           "context_management": {"edits": edits},
-           "messages": [
-               {"role": "user", "content": "one"},
-               {"role": "assistant", "content": [thought("first thought", "s1"),
-                                                 {"type": "text", "text": "1"}]},
-               {"role": "user", "content": "two"},
-               {"role": "assistant", "content": [thought("second thought", "s2"),
-                                                 {"type": "text", "text": "2"}]},
-               {"role": "user", "content": "three"}
-           ]})
+    "thinking": {"type": "enabled", "budget_tokens": 2000},
+    "context_management": {"edits": edits},
+    "messages": [
+        {"role": "user", "content": "one"},
+        {"role": "assistant", "content": [thought("first thought", "s1"),
+                                          {"type": "text", "text": "1"}]},
+        {"role": "user", "content": "two"},
+        {"role": "assistant", "content": [thought("second thought", "s2"),
+                                          {"type": "text", "text": "2"}]},
+        {"role": "user", "content": "three"}
+    ]})
 }
 
 fn sent_thinking(sent: &Value) -> Vec<String> {
@@ -126,7 +126,10 @@ async fn edits_windlass_cannot_honour_are_refused_by_name() {
         .as_str()
         .unwrap()
         .contains("requires `thinking`"));
-    assert!(gw.upstream.requests().is_empty(), "nothing reached the upstream");
+    assert!(
+        gw.upstream.requests().is_empty(),
+        "nothing reached the upstream"
+    );
 }
 
 fn long_conversation(turns: usize) -> Vec<Value> {
@@ -173,7 +176,10 @@ async fn compaction_past_the_trigger_returns_a_block_the_client_sends_back() {
     assert_eq!(reqs.len(), 2, "the summary pass, then the answer");
     let turn = sent_texts(&reqs[1]);
     assert!(!turn.iter().any(|t| t.starts_with("answer ")), "{turn:?}");
-    assert!(turn.iter().any(|t| t.contains("SUMMARY: six answers")), "{turn:?}");
+    assert!(
+        turn.iter().any(|t| t.contains("SUMMARY: six answers")),
+        "{turn:?}"
+    );
 
     // The client sends the block back with the conversation: the model
     // reads the summary instead of the old answers, and nothing is
@@ -193,6 +199,9 @@ async fn compaction_past_the_trigger_returns_a_block_the_client_sends_back() {
     let reqs = gw.upstream.requests();
     assert_eq!(reqs.len(), 1);
     let turn = sent_texts(&reqs[0]);
-    assert!(turn.iter().any(|t| t.contains("SUMMARY: six answers")), "{turn:?}");
+    assert!(
+        turn.iter().any(|t| t.contains("SUMMARY: six answers")),
+        "{turn:?}"
+    );
     assert_eq!(turn.last().map(String::as_str), Some("and then?"));
 }

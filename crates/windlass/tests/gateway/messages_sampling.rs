@@ -115,7 +115,10 @@ async fn a_responses_upstream_refuses_them_by_name_before_anything_runs() {
     let (status, text) = create(&gw, &req).await;
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("stop_sequences.1"), "{text}");
-    assert!(gw.upstream.requests().is_empty(), "nothing reached the upstream");
+    assert!(
+        gw.upstream.requests().is_empty(),
+        "nothing reached the upstream"
+    );
 }
 
 #[tokio::test]
@@ -135,7 +138,10 @@ async fn the_responses_surface_takes_them_as_extensions() {
     assert_eq!(sent["top_k"], 3, "{sent}");
 
     let (status, err) = gw
-        .post_json("/v1/responses", &json!({"model": "m", "input": "hi", "top_k": 0}))
+        .post_json(
+            "/v1/responses",
+            &json!({"model": "m", "input": "hi", "top_k": 0}),
+        )
         .await;
     assert_eq!(status, 400, "{err}");
     assert_eq!(err["error"]["param"], "top_k", "{err}");

@@ -159,7 +159,11 @@ async fn the_stream_writes_the_call_and_its_result_as_blocks() {
         .map(|(_, d)| &d["content_block"])
         .collect();
     let kinds: Vec<&str> = starts.iter().map(|b| b["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["server_tool_use", "web_search_tool_result", "text"], "{text}");
+    assert_eq!(
+        kinds,
+        ["server_tool_use", "web_search_tool_result", "text"],
+        "{text}"
+    );
     assert_eq!(starts[0]["input"], json!({}));
     assert_eq!(starts[1]["content"][0]["url"], "https://tokio.rs/");
     let input: String = events
@@ -178,8 +182,16 @@ async fn the_stream_writes_the_call_and_its_result_as_blocks() {
         .map(|(e, d)| (e.clone(), d["index"].as_i64().unwrap()))
         .collect();
     for (k, pair) in order.chunks(2).enumerate() {
-        assert_eq!(pair[0], ("content_block_start".to_owned(), k as i64), "{order:?}");
-        assert_eq!(pair[1], ("content_block_stop".to_owned(), k as i64), "{order:?}");
+        assert_eq!(
+            pair[0],
+            ("content_block_start".to_owned(), k as i64),
+            "{order:?}"
+        );
+        assert_eq!(
+            pair[1],
+            ("content_block_stop".to_owned(), k as i64),
+            "{order:?}"
+        );
     }
     assert_eq!(events.last().unwrap().0, "message_stop");
 }
@@ -190,10 +202,22 @@ async fn server_tools_without_an_executor_are_refused_by_name() {
     // clients (Codex); a Messages client is told instead.
     let gw = Gateway::start().await;
     for (tool, named) in [
-        (json!({"type": "web_search_20250305", "name": "web_search"}), "web_search"),
-        (json!({"type": "web_search_20260209", "name": "web_search"}), "web_search"),
-        (json!({"type": "code_execution_20250522", "name": "code_execution"}), "code"),
-        (json!({"type": "web_fetch_20250910", "name": "web_fetch"}), "web_fetch_20250910"),
+        (
+            json!({"type": "web_search_20250305", "name": "web_search"}),
+            "web_search",
+        ),
+        (
+            json!({"type": "web_search_20260209", "name": "web_search"}),
+            "web_search",
+        ),
+        (
+            json!({"type": "code_execution_20250522", "name": "code_execution"}),
+            "code",
+        ),
+        (
+            json!({"type": "web_fetch_20250910", "name": "web_fetch"}),
+            "web_fetch_20250910",
+        ),
     ] {
         let body = json!({"model": "m", "max_tokens": 50, "tools": [tool],
                           "messages": [{"role": "user", "content": "hi"}]});
@@ -213,7 +237,10 @@ async fn server_tools_without_an_executor_are_refused_by_name() {
     let (status, text) = post(&gw, &body).await;
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("tools.0.blocked_domains"), "{text}");
-    assert!(gw.upstream.requests().is_empty(), "nothing reached the upstream");
+    assert!(
+        gw.upstream.requests().is_empty(),
+        "nothing reached the upstream"
+    );
 }
 
 async fn code_gateway() -> (Gateway, std::path::PathBuf) {
@@ -221,10 +248,7 @@ async fn code_gateway() -> (Gateway, std::path::PathBuf) {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    let dir = std::env::temp_dir().join(format!(
-        "windlass-msg-ci-{}-{nanos}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("windlass-msg-ci-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let store = Arc::new(
         SqliteStore::open(dir.join("ci.sqlite").to_str().unwrap())
@@ -293,7 +317,10 @@ async fn code_execution_runs_python_in_the_sandbox() {
     let result = &msg["content"][1]["content"];
     assert_eq!(result["type"], "code_execution_result", "{result}");
     assert!(
-        result["stdout"].as_str().unwrap().contains("ValueError: nope"),
+        result["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("ValueError: nope"),
         "{result}"
     );
     let _ = std::fs::remove_dir_all(dir);

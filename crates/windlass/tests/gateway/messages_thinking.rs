@@ -76,7 +76,10 @@ async fn omitted_thinking_keeps_the_signature_and_drops_the_text() {
     let (status, text) = post(&gw, &next).await;
     assert_eq!(status, 200, "{text}");
     let sent = gw.upstream.last_request().expect("sent");
-    assert_eq!(sent["messages"][1]["content"][0]["signature"], "sig-omit", "{sent}");
+    assert_eq!(
+        sent["messages"][1]["content"][0]["signature"], "sig-omit",
+        "{sent}"
+    );
 
     // `summarized` shows the text; anything else is refused by name.
     gw.upstream.push(reply());

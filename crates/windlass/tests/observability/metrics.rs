@@ -447,7 +447,11 @@ async fn each_response_is_counted_under_the_surface_it_came_through() {
             .expect("send");
         assert_eq!(resp.status(), 200);
         let body = resp.text().await.expect("body");
-        let done = if stream { "message_stop" } else { "via messages" };
+        let done = if stream {
+            "message_stop"
+        } else {
+            "via messages"
+        };
         assert!(body.contains(done), "{body}");
     }
     let mut ws = websocket(&gw).await;
