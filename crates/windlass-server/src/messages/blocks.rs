@@ -18,7 +18,7 @@ use windlass_protocol::{
     MessageContent, Reasoning, Role, TextPart, ToolOutput,
 };
 
-use super::server_blocks::{code_item, web_search_item, PendingUse};
+use super::server_blocks::{code_item, hosted_or_refuse, take_use, web_search_item, PendingUse};
 use crate::error::ApiError;
 
 /// A 400 whose message starts with the field's path, as Anthropic's do.
@@ -213,7 +213,7 @@ fn assistant_items(
             } => {
                 let used = take_use(&at, &mut server_uses, &tool_use_id)?;
                 let item = web_search_item(&used, content);
-                items.push(hosted_or_call(&at, item, used)?);
+                items.push(hosted_or_refuse(&at, item, used)?);
             }
             InputBlock::CodeExecutionToolResult {
                 tool_use_id,
@@ -222,7 +222,7 @@ fn assistant_items(
             } => {
                 let used = take_use(&at, &mut server_uses, &tool_use_id)?;
                 let item = code_item(&used, content);
-                items.push(hosted_or_call(&at, item, used)?);
+                items.push(hosted_or_refuse(&at, item, used)?);
             }
             InputBlock::McpToolUse {
                 id, name, input, ..
@@ -291,30 +291,6 @@ fn assistant_items(
         items.push(call(used.id, used.name, &used.input));
     }
     Ok(uses)
-}
-
-/// The pending `server_tool_use` a result block answers.
-fn take_use(at: &str, pending: &mut Vec<PendingUse>, id: &str) -> Result<PendingUse, ApiError> {
-    match pending.iter().position(|u| u.id == id) {
-        Some(i) => Ok(pending.remove(i)),
-        None => Err(invalid(
-            &format!("{at}.tool_use_id"),
-            format!("no `server_tool_use` block with id `{id}` comes before this result"),
-        )),
-    }
-}
-
-/// The hosted item, or a 400 when the result block does not fit the use.
-fn hosted_or_call(at: &str, item: Option<Item>, used: PendingUse) -> Result<Item, ApiError> {
-    item.ok_or_else(|| {
-        invalid(
-            &format!("{at}.type"),
-            format!(
-                "this result block does not answer the server tool `{}`",
-                used.name
-            ),
-        )
-    })
 }
 
 /// A system message in the conversation: its text, as a system item where

@@ -17,6 +17,9 @@ use windlass_protocol::{
     WebSearchAction, WebSearchCall, WebSearchCallStatus, WebSearchSource,
 };
 
+use super::blocks::invalid;
+use crate::error::ApiError;
+
 /// The `server_tool_use` name of a hosted item's kind.
 fn tool_name(item: &Item) -> Option<&'static str> {
     match item {
@@ -183,4 +186,36 @@ pub(crate) fn code_item(
     call.status = status;
     call.outputs = Some(vec![CodeInterpreterOutput::Logs(OutputLogs { logs })]);
     Some(item)
+}
+
+/// The pending `server_tool_use` a result block answers.
+pub(crate) fn take_use(
+    at: &str,
+    pending: &mut Vec<PendingUse>,
+    id: &str,
+) -> Result<PendingUse, ApiError> {
+    match pending.iter().position(|u| u.id == id) {
+        Some(i) => Ok(pending.remove(i)),
+        None => Err(invalid(
+            &format!("{at}.tool_use_id"),
+            format!("no `server_tool_use` block with id `{id}` comes before this result"),
+        )),
+    }
+}
+
+/// The hosted item, or a 400 when the result block does not fit the use.
+pub(crate) fn hosted_or_refuse(
+    at: &str,
+    item: Option<Item>,
+    used: PendingUse,
+) -> Result<Item, ApiError> {
+    item.ok_or_else(|| {
+        invalid(
+            &format!("{at}.type"),
+            format!(
+                "this result block does not answer the server tool `{}`",
+                used.name
+            ),
+        )
+    })
 }
