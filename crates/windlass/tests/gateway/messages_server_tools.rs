@@ -237,6 +237,15 @@ async fn server_tools_without_an_executor_are_refused_by_name() {
     let (status, text) = post(&gw, &body).await;
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("tools.0.blocked_domains"), "{text}");
+    // A result block must follow its `server_tool_use`.
+    let body = json!({"model": "m", "max_tokens": 50, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_9", "content": []}]},
+        {"role": "user", "content": "and?"}]});
+    let (status, text) = post(&gw, &body).await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("messages.1.content.0.tool_use_id"), "{text}");
     assert!(
         gw.upstream.requests().is_empty(),
         "nothing reached the upstream"
