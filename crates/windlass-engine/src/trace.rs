@@ -101,6 +101,7 @@ impl TraceRecorder {
 fn finish_name(f: &FinishReason) -> String {
     match f {
         FinishReason::Stop => "stop".to_owned(),
+        FinishReason::StopSequence(_) => "stop_sequence".to_owned(),
         FinishReason::Length => "length".to_owned(),
         FinishReason::ToolCalls => "tool_calls".to_owned(),
         FinishReason::ContentFilter => "content_filter".to_owned(),

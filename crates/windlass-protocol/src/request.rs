@@ -37,6 +37,17 @@ pub struct CreateResponseRequest {
     pub temperature: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
+    /// Windlass's extension (not in OpenAI's Responses API): sequences
+    /// that end the text where they appear, not part of the text. The
+    /// Messages surface's `stop_sequences`; sent as `stop` to a chat
+    /// upstream, as `stop_sequences` to an Anthropic one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Vec<String>>,
+    /// Windlass's extension: sample from the `top_k` likeliest tokens only
+    /// (the Messages surface's `top_k`; vLLM and llama.cpp take it on chat
+    /// completions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub presence_penalty: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

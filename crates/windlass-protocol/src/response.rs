@@ -97,6 +97,10 @@ pub struct ResponseResource {
     /// The stored prompt the request named, echoed as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<crate::prompts::PromptParam>,
+    /// Windlass's extension: which of the request's `stop` sequences ended
+    /// the text, when the upstream said so (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_sequence: Option<String>,
 }
 
 /// A response's `conversation`: the conversation's id.

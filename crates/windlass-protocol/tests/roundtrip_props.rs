@@ -186,6 +186,8 @@ const EVENT_TYPES: &[&str] = &[
 ];
 const REQUEST_FIELDS: &[&str] = &[
     "model",
+    "stop",
+    "top_k",
     "client_metadata",
     "input",
     "previous_response_id",
@@ -720,6 +722,8 @@ fn create_request() -> impl Strategy<Value = CreateResponseRequest> {
             conversation: None,
             context_management: None,
             prompt: None,
+            stop: None,
+            top_k: None,
             extra,
         },
     )
@@ -879,6 +883,7 @@ fn response() -> BoxedStrategy<ResponseResource> {
                 user,
                 conversation,
                 prompt: None,
+                stop_sequence: None,
             },
         )
         .boxed()

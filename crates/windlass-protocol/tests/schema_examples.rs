@@ -991,6 +991,7 @@ fn sample_response() -> ResponseResource {
         user: None,
         conversation: None,
         prompt: None,
+        stop_sequence: None,
     }
 }
 

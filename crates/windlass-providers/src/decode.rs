@@ -102,7 +102,8 @@ impl StreamDecoder {
                 self.delta(delta, tokens, out);
             }
             if let Some(reason) = choice.finish_reason {
-                self.end.finish = Some(map_finish(reason.as_str()));
+                let stop = choice.stop_reason.as_deref();
+                self.end.finish = Some(finish_of(reason.as_str(), stop));
             }
         }
         Ok(())
@@ -296,7 +297,9 @@ pub fn decode_completion(body: &[u8]) -> Result<Vec<ModelEvent>, ProviderError> 
     let reason = choice
         .finish_reason
         .as_deref()
-        .map_or(FinishReason::Stop, map_finish);
+        .map_or(FinishReason::Stop, |r| {
+            finish_of(r, choice.stop_reason.as_ref())
+        });
     events.push(ModelEvent::Finished(normalize_finish(reason, has_calls)));
     Ok(events)
 }
@@ -333,6 +336,15 @@ pub(crate) fn map_usage(u: UsageWire) -> Usage {
                 .and_then(|d| d.reasoning_tokens)
                 .unwrap_or(0),
         },
+    }
+}
+
+/// `finish_reason`, and the stop string vLLM names in `stop_reason` when a
+/// stop sequence ended the text (other servers do not say which).
+fn finish_of(reason: &str, stop_reason: Option<&Value>) -> FinishReason {
+    match (reason, stop_reason) {
+        ("stop", Some(Value::String(s))) => FinishReason::StopSequence(s.clone()),
+        _ => map_finish(reason),
     }
 }
 

@@ -1,5 +1,7 @@
 use std::collections::VecDeque;
 
+use serde_json::json;
+
 use windlass_engine::{FinishReason, ModelEvent, ProviderError};
 use windlass_protocol::{InputTokensDetails, OutputTokensDetails, Usage};
 
@@ -390,5 +392,37 @@ fn a_completion_with_logprobs_carries_them() {
         matches!(&events[0], ModelEvent::TextDeltaLogprobs { delta, logprobs }
             if delta == "Yes" && logprobs[0].token == "Yes" && logprobs[0].logprob == -0.01),
         "{events:?}"
+    );
+}
+
+/// vLLM names the stop string that ended the text in `stop_reason` (a
+/// token id is a number; other servers send none).
+#[test]
+fn vllm_stop_reason_names_the_stop_sequence() {
+    let chunk = |stop: &str| {
+        data(&format!(
+            r#"{{"choices":[{{"index":0,"delta":{{}},"finish_reason":"stop","stop_reason":{stop}}}]}}"#
+        ))
+    };
+    for (stop, want) in [
+        (r#""END""#, FinishReason::StopSequence("END".into())),
+        ("128001", FinishReason::Stop),
+        ("null", FinishReason::Stop),
+    ] {
+        let events = run_str(&format!(
+            "{}{}data: [DONE]\n\n",
+            delta(r#"{"content":"a b"}"#),
+            chunk(stop)
+        ));
+        assert_eq!(events.last(), Some(&finished(want)), "{stop}");
+    }
+    let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "a b"},
+                                   "finish_reason": "stop", "stop_reason": "END"}]});
+    let events = decode_completion(body.to_string().as_bytes()).unwrap();
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::Finished(FinishReason::StopSequence(
+            "END".into()
+        )))
     );
 }

@@ -30,6 +30,11 @@ pub struct ChatRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    stop: Option<&'a [String]>,
+    /// Not in OpenAI's chat completions: vLLM and llama.cpp take it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_k: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     presence_penalty: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     frequency_penalty: Option<f64>,
@@ -137,6 +142,8 @@ pub fn encode_request(
         parallel_tool_calls: req.parallel_tool_calls.filter(|_| has_tools),
         temperature: req.temperature,
         top_p: req.top_p,
+        stop: (!req.stop.is_empty()).then_some(req.stop.as_slice()),
+        top_k: req.top_k,
         presence_penalty: req.presence_penalty,
         frequency_penalty: req.frequency_penalty,
         max_tokens,

@@ -186,3 +186,15 @@ fn response_formats() {
     assert!(message.contains("grammar"), "{message}");
     assert_eq!(param.as_deref(), Some("text.format"));
 }
+
+#[test]
+fn stop_sequences_and_top_k_go_up_under_their_chat_names() {
+    let mut r = req(vec![Item::user_text("hi")]);
+    let plain = encode(&r);
+    assert!(plain.get("stop").is_none() && plain.get("top_k").is_none());
+    r.stop = vec!["END".into(), "\n\n".into()];
+    r.top_k = Some(40);
+    let body = encode(&r);
+    assert_eq!(body["stop"], json!(["END", "\n\n"]));
+    assert_eq!(body["top_k"], 40);
+}

@@ -80,6 +80,10 @@ pub(crate) struct ChunkChoice<'a> {
     pub delta: Option<Delta<'a>>,
     #[serde(borrow, default)]
     pub finish_reason: Option<Str<'a>>,
+    /// vLLM's extension: the stop string that ended the text (a number
+    /// when a stop token did, null otherwise).
+    #[serde(default)]
+    pub stop_reason: Option<Box<Value>>,
     /// Present only when log probabilities were asked for.
     #[serde(default)]
     pub logprobs: Option<Box<ChoiceLogprobs>>,
@@ -195,6 +199,9 @@ pub(crate) struct CompletionChoice {
     pub message: Option<CompletionMessage>,
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// As on [`ChunkChoice::stop_reason`].
+    #[serde(default)]
+    pub stop_reason: Option<Value>,
     #[serde(default)]
     pub logprobs: Option<ChoiceLogprobs>,
 }

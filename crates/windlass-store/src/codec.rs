@@ -65,8 +65,9 @@ impl Serialize for WithoutOutput<'_> {
             user,
             conversation,
             prompt,
+            stop_sequence,
         } = self.0;
-        let mut m = s.serialize_struct("ResponseResource", 35)?;
+        let mut m = s.serialize_struct("ResponseResource", 36)?;
         m.serialize_field("id", id)?;
         m.serialize_field("object", object)?;
         m.serialize_field("created_at", created_at)?;
@@ -106,6 +107,9 @@ impl Serialize for WithoutOutput<'_> {
         }
         if conversation.is_some() {
             m.serialize_field("conversation", conversation)?;
+        }
+        if stop_sequence.is_some() {
+            m.serialize_field("stop_sequence", stop_sequence)?;
         }
         if prompt.is_some() {
             m.serialize_field("prompt", prompt)?;

@@ -88,6 +88,7 @@ pub(crate) fn completion_body(turn: &Turn<'_>) -> Value {
                 _ => Value::Null,
             },
             "finish_reason": turn.finish_reason(),
+            "stop_reason": turn.reply.stop_sequence,
         }],
     });
     if let Some(u) = turn.usage {

@@ -26,6 +26,10 @@ pub struct ReplySpec {
     pub delay_ms: Option<u64>,
     pub first_byte_delay_ms: Option<u64>,
     pub finish_reason: Option<String>,
+    /// The text ended at this stop sequence ([`Reply::stop_sequence`]).
+    pub stop_sequence: Option<String>,
+    /// The reasoning's signature ([`Reply::reasoning_signature`]).
+    pub reasoning_signature: Option<String>,
     pub cut_after: Option<usize>,
     /// Append the last tool message's content to `text` ([`Reply::echo_tool_output`]).
     #[serde(default)]
@@ -91,6 +95,12 @@ impl ReplySpec {
         }
         if let Some(f) = self.finish_reason {
             r = r.finish_reason(f);
+        }
+        if let Some(s) = self.stop_sequence {
+            r = r.stop_sequence(s);
+        }
+        if let Some(s) = self.reasoning_signature {
+            r = r.reasoning_signature(s);
         }
         if let Some(n) = self.cut_after {
             r = r.cut_after(n);

@@ -98,6 +98,10 @@ pub struct Reply {
     pub(crate) assistant: bool,
     /// Chat completions wire: content comes with per-token logprobs.
     pub(crate) logprobs: bool,
+    /// A stop sequence ended the text: vLLM's `stop_reason` on the chat
+    /// wire, `stop_reason: stop_sequence` with `stop_sequence` on
+    /// Anthropic's.
+    pub(crate) stop_sequence: Option<String>,
 }
 
 impl Reply {
@@ -122,6 +126,7 @@ impl Reply {
             echo_tool_output: false,
             assistant: false,
             logprobs: false,
+            stop_sequence: None,
         }
     }
 
@@ -367,6 +372,12 @@ impl Reply {
     /// the reply has tool calls).
     pub fn finish_reason(mut self, reason: impl Into<String>) -> Self {
         self.finish_reason = Some(reason.into());
+        self
+    }
+
+    /// The text ended at this stop sequence (as vLLM and Anthropic report it).
+    pub fn stop_sequence(mut self, sequence: impl Into<String>) -> Self {
+        self.stop_sequence = Some(sequence.into());
         self
     }
 

@@ -65,6 +65,7 @@ struct Encoder {
     /// `data: {"id":..,"object":..,"created":..,"model":..,`
     head: Vec<u8>,
     include_usage: bool,
+    stop_sequence: Option<String>,
 }
 
 impl Encoder {
@@ -82,6 +83,7 @@ impl Encoder {
             ends: Vec::with_capacity(16),
             head,
             include_usage,
+            stop_sequence: turn.reply.stop_sequence.clone(),
         }
     }
 
@@ -112,6 +114,11 @@ impl Encoder {
         match finish {
             Some(f) => json_str(&mut self.buf, f),
             None => self.buf.extend_from_slice(b"null"),
+        }
+        if let (Some(_), Some(stop)) = (finish, &self.stop_sequence) {
+            // vLLM names the stop string that ended the text.
+            self.buf.extend_from_slice(b",\"stop_reason\":");
+            json_str(&mut self.buf, stop);
         }
         self.buf.extend_from_slice(b"}]");
         if self.include_usage {

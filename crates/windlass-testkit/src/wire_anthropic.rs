@@ -10,6 +10,9 @@ use crate::sse::{pieces, Frames};
 use crate::turn::Turn;
 
 fn stop_reason(turn: &Turn<'_>) -> String {
+    if turn.reply.stop_sequence.is_some() {
+        return "stop_sequence".into();
+    }
     match turn.finish_reason() {
         "stop" => "end_turn".into(),
         "tool_calls" => "tool_use".into(),
@@ -58,7 +61,7 @@ fn message(turn: &Turn<'_>, finished: bool) -> Value {
         "id": turn.id, "type": "message", "role": "assistant", "model": turn.model,
         "content": if finished { blocks(turn) } else { Vec::new() },
         "stop_reason": if finished { json!(stop_reason(turn)) } else { Value::Null },
-        "stop_sequence": null,
+        "stop_sequence": if finished { json!(turn.reply.stop_sequence) } else { Value::Null },
         "usage": usage(turn, finished),
     })
 }
@@ -136,7 +139,8 @@ pub(crate) fn encode(turn: &Turn<'_>) -> Frames {
         f.push(&json!({"type": "content_block_stop", "index": index}));
     }
     f.push(&json!({"type": "message_delta",
-                   "delta": {"stop_reason": stop_reason(turn), "stop_sequence": null},
+                   "delta": {"stop_reason": stop_reason(turn),
+                             "stop_sequence": turn.reply.stop_sequence},
                    "usage": {"output_tokens": turn.usage.map_or(0, |u| u.completion)}}));
     f.push(&json!({"type": "message_stop"}));
     f.finish(

@@ -70,6 +70,7 @@ pub(super) fn skeleton(
             id: c.id().to_owned(),
         }),
         prompt: None,
+        stop_sequence: None,
     }
 }
 

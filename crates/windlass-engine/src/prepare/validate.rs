@@ -61,6 +61,7 @@ pub fn validate_fields(req: &CreateResponseRequest) -> Result<(), EngineError> {
     range(req.temperature, 0.0, 2.0, "temperature")?;
     range(req.top_p, 0.0, 1.0, "top_p")?;
     range(req.presence_penalty, -2.0, 2.0, "presence_penalty")?;
+    stop_and_top_k(req)?;
     range(req.frequency_penalty, -2.0, 2.0, "frequency_penalty")?;
     if let Some(n) = req.top_logprobs {
         if n > 20 {
@@ -152,3 +153,32 @@ fn range(v: Option<f64>, lo: f64, hi: f64, name: &str) -> Result<(), EngineError
 pub fn unsupported(param: &str, message: &str) -> EngineError {
     EngineError::invalid_code(message, Some(param), "unsupported_parameter")
 }
+
+/// Windlass's `stop` and `top_k` extensions: at most [`MAX_STOP`] non-empty
+/// sequences (an empty one would end every text at once), `top_k` >= 1.
+fn stop_and_top_k(req: &CreateResponseRequest) -> Result<(), EngineError> {
+    let stop = req.stop.as_deref().unwrap_or_default();
+    if stop.len() > MAX_STOP {
+        return Err(EngineError::invalid(
+            format!("stop takes at most {MAX_STOP} sequences"),
+            Some("stop".to_owned()),
+        ));
+    }
+    if let Some(i) = stop.iter().position(String::is_empty) {
+        return Err(EngineError::invalid(
+            "a stop sequence must not be empty",
+            Some(format!("stop[{i}]")),
+        ));
+    }
+    if req.top_k == Some(0) {
+        return Err(EngineError::invalid(
+            "top_k must be at least 1",
+            Some("top_k".to_owned()),
+        ));
+    }
+    Ok(())
+}
+
+/// Stop sequences per request (Anthropic's own limit is higher; OpenAI's
+/// chat completions takes 4, vLLM and llama.cpp any number).
+const MAX_STOP: usize = 16;

@@ -117,6 +117,12 @@ pub(crate) async fn run_turn(
         }
     };
     drop(stream);
+    // The last model turn decides: a later turn that ended on its own
+    // clears what an earlier one said.
+    out.response.stop_sequence = match &finish {
+        Some(FinishReason::StopSequence(s)) => Some(s.clone()),
+        _ => None,
+    };
     let status = match (&result, &finish) {
         (Ok(()), Some(FinishReason::Length)) | (Err(_), _) => ItemStatus::Incomplete,
         _ => ItemStatus::Completed,

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::server_tools::{CodeExecutionToolResultContent, WebSearchToolResultContent};
+
 /// `{"type": "message", "role": "assistant", ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
@@ -89,6 +91,24 @@ pub enum OutputBlock {
         tool_use_id: String,
         is_error: bool,
         content: Vec<TextBlock>,
+    },
+    /// Earlier context summarised (`context_management` `compact_20260112`):
+    /// `content` is the summary, `encrypted_content` what to send back.
+    Compaction {
+        content: Option<String>,
+        encrypted_content: Option<String>,
+    },
+    /// What a `web_search` server tool call found (run by Windlass's
+    /// hosted web search).
+    WebSearchToolResult {
+        tool_use_id: String,
+        content: WebSearchToolResultContent,
+    },
+    /// What a `code_execution` server tool call printed (run by Windlass's
+    /// code interpreter).
+    CodeExecutionToolResult {
+        tool_use_id: String,
+        content: CodeExecutionToolResultContent,
     },
 }
 

@@ -11,11 +11,13 @@ pub mod error;
 pub mod events;
 pub mod message;
 pub mod request;
+pub mod server_tools;
 
 pub use error::*;
 pub use events::*;
 pub use message::*;
 pub use request::*;
+pub use server_tools::*;
 
 /// Marks a redacted thinking block's `data` inside a reasoning item's
 /// `encrypted_content` (a plain thinking block's holds its signature).

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::server_tools::{CodeExecutionToolResultContent, WebSearchToolResultContent};
+
 /// A Messages request. `max_tokens` is optional here because
 /// `count_tokens` takes none; the create route requires it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -60,11 +62,11 @@ pub struct MessagesRequest {
     /// parser so the surface can refuse them by name with a reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<Value>,
-    /// Anthropic's server-side context edits (clearing old tool results or
-    /// thinking past a trigger); Claude Code sends them. Accepted and not
-    /// applied: the conversation reaches the model as sent.
+    /// Anthropic's server-side context edits (clearing old thinking,
+    /// compaction past a trigger); Claude Code sends them. The surface maps
+    /// each edit onto what Windlass does, or refuses it by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_management: Option<Value>,
+    pub context_management: Option<ContextManagementConfig>,
 }
 
 /// `system`: a string or text blocks (Claude Code sends blocks with
@@ -180,6 +182,28 @@ pub enum InputBlock {
         is_error: Option<bool>,
         content: ToolResultContent,
     },
+    /// A summary of earlier context (`compact_20260112`), sent back by the
+    /// client as it was returned.
+    Compaction {
+        #[serde(default)]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Value>,
+    },
+    WebSearchToolResult {
+        tool_use_id: String,
+        content: WebSearchToolResultContent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Value>,
+    },
+    CodeExecutionToolResult {
+        tool_use_id: String,
+        content: CodeExecutionToolResultContent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Value>,
+    },
 }
 
 impl InputBlock {
@@ -195,6 +219,9 @@ impl InputBlock {
         "server_tool_use",
         "mcp_tool_use",
         "mcp_tool_result",
+        "web_search_tool_result",
+        "code_execution_tool_result",
+        "compaction",
     ];
 }
 
@@ -278,6 +305,18 @@ pub enum ToolChoice {
     None {},
 }
 
+impl ThinkingConfig {
+    /// `display`, where the kind of thinking takes one.
+    pub fn display(&self) -> Option<&str> {
+        match self {
+            ThinkingConfig::Enabled { display, .. } | ThinkingConfig::Adaptive { display } => {
+                display.as_deref()
+            }
+            ThinkingConfig::BetweenTools {} | ThinkingConfig::Disabled {} => None,
+        }
+    }
+}
+
 impl ToolChoice {
     pub fn disable_parallel_tool_use(&self) -> bool {
         match self {
@@ -308,6 +347,10 @@ pub struct RequestMetadata {
 pub enum ThinkingConfig {
     Enabled {
         budget_tokens: u64,
+        /// `summarized` (the text shown) or `omitted` (thinking blocks with
+        /// empty text and the signature).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<String>,
     },
     /// The model decides how much to think (effort from `output_config`).
     Adaptive {
@@ -316,6 +359,15 @@ pub enum ThinkingConfig {
     },
     BetweenTools {},
     Disabled {},
+}
+
+/// `context_management`: `{"edits": [...]}`, each edit kept raw so the
+/// surface can name an unknown one with its position.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextManagementConfig {
+    #[serde(default)]
+    pub edits: Vec<Value>,
 }
 
 /// `output_config`.

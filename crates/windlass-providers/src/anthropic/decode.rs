@@ -80,8 +80,10 @@ impl AnthropicDecoder {
             }
             "content_block_stop" => self.block_stop(index, out),
             "message_delta" => {
-                if let Some(reason) = e.delta.and_then(|d| d.stop_reason) {
-                    self.end.finish = Some(map_stop(&reason));
+                if let Some(d) = e.delta {
+                    if let Some(reason) = d.stop_reason {
+                        self.end.finish = Some(map_stop(&reason, d.stop_sequence));
+                    }
                 }
                 if let Some(u) = e.usage {
                     self.add_usage(u);
@@ -238,7 +240,14 @@ fn push(out: &mut VecDeque<ModelEvent>, text: Option<String>, event: fn(String) 
     }
 }
 
-fn map_stop(reason: &str) -> FinishReason {
+fn map_stop(reason: &str, sequence: Option<String>) -> FinishReason {
+    match (reason, sequence) {
+        ("stop_sequence", Some(s)) => FinishReason::StopSequence(s),
+        (reason, _) => map_reason(reason),
+    }
+}
+
+fn map_reason(reason: &str) -> FinishReason {
     match reason {
         "end_turn" | "stop_sequence" | "pause_turn" => FinishReason::Stop,
         "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
@@ -286,12 +295,10 @@ pub fn decode_message(body: &[u8]) -> Result<Vec<ModelEvent>, ProviderError> {
     if let Some(u) = message.usage {
         decoder.add_usage(u);
     }
-    decoder.end.finish = Some(
-        message
-            .stop_reason
-            .as_deref()
-            .map_or(FinishReason::Stop, map_stop),
-    );
+    decoder.end.finish = Some(match message.stop_reason {
+        Some(reason) => map_stop(&reason, message.stop_sequence),
+        None => FinishReason::Stop,
+    });
     decoder.finish(&mut out);
     Ok(out.into())
 }

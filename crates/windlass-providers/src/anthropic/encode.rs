@@ -80,6 +80,8 @@ fn request(req: &ModelRequest) -> Result<Request<'_>, ProviderError> {
             .then(|| tool_choice(&req.tool_choice, req.parallel_tool_calls)),
         temperature: req.temperature,
         top_p: req.top_p,
+        top_k: req.top_k,
+        stop_sequences: &req.stop,
         thinking,
         metadata: req
             .safety_identifier

@@ -192,3 +192,48 @@ fn json_output_formats_are_refused_before_anything_runs() {
         "{e:?}"
     );
 }
+
+#[test]
+fn stop_sequences_go_up_and_the_matched_one_comes_back() {
+    let req = ModelRequest {
+        model: "claude".into(),
+        transcript: vec![Item::user_text("count")].into(),
+        stop: vec!["END".into()],
+        top_k: Some(5),
+        ..ModelRequest::default()
+    };
+    let body: Value = serde_json::from_slice(&encode_messages_request(&req).unwrap()).unwrap();
+    assert_eq!(body["stop_sequences"], json!(["END"]));
+    assert_eq!(body["top_k"], 5);
+    let plain = ModelRequest {
+        stop: Vec::new(),
+        top_k: None,
+        ..req
+    };
+    let body: Value = serde_json::from_slice(&encode_messages_request(&plain).unwrap()).unwrap();
+    assert!(body.get("stop_sequences").is_none() && body.get("top_k").is_none());
+
+    let events = feed(&[
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 3, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "1 2 3 "}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "stop_sequence", "stop_sequence": "END"},
+               "usage": {"output_tokens": 4}}),
+        json!({"type": "message_stop"}),
+    ]);
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::Finished(FinishReason::StopSequence(
+            "END".into()
+        )))
+    );
+    let whole = json!({"content": [{"type": "text", "text": "1 2"}], "stop_reason": "stop_sequence",
+                       "stop_sequence": "END", "usage": {"input_tokens": 1, "output_tokens": 1}});
+    let events = decode_message(whole.to_string().as_bytes()).unwrap();
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::Finished(FinishReason::StopSequence(
+            "END".into()
+        )))
+    );
+}

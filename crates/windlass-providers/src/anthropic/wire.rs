@@ -21,6 +21,10 @@ pub(crate) struct Request<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<u64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub stop_sequences: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<Thinking>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata<'a>>,
@@ -116,6 +120,9 @@ pub(crate) struct MessageWire {
     pub content: Vec<BlockWire>,
     #[serde(default)]
     pub stop_reason: Option<String>,
+    /// The stop sequence that ended the text (`stop_reason: stop_sequence`).
+    #[serde(default)]
+    pub stop_sequence: Option<String>,
     #[serde(default)]
     pub usage: Option<UsageWire>,
 }
@@ -156,6 +163,8 @@ pub(crate) struct Delta<'a> {
     pub signature: Option<String>,
     #[serde(default)]
     pub stop_reason: Option<String>,
+    #[serde(default)]
+    pub stop_sequence: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Copy, Deserialize)]

@@ -95,7 +95,29 @@ const COUNT_FIELDS: [&str; 8] = [
 
 /// The JSON body of one stateless turn.
 pub fn encode_responses(req: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
+    refuse_unsupported(req)?;
     serde_json::to_vec(&body(req)).map_err(not_serializable)
+}
+
+/// OpenAI's Responses API has no stop sequences and no `top_k`: refused
+/// by name, because the answer would not stop where the client asked (the
+/// gateway does not cut a streamed text itself).
+fn refuse_unsupported(req: &ModelRequest) -> Result<(), ProviderError> {
+    if !req.stop.is_empty() {
+        return Err(crate::encode::unsupported(
+            "a Responses upstream (`kind = \"responses\"`) has no stop sequences \
+             (`stop`, the Messages API's `stop_sequences`); serve this model from a chat-completions or Anthropic upstream to use them",
+            "stop",
+        ));
+    }
+    if req.top_k.is_some() {
+        return Err(crate::encode::unsupported(
+            "a Responses upstream (`kind = \"responses\"`) has no `top_k`; serve this model \
+             from a chat-completions or Anthropic upstream to use it",
+            "top_k",
+        ));
+    }
+    Ok(())
 }
 
 /// The body of `POST /responses/input_tokens` counting what

@@ -193,3 +193,26 @@ fn a_whole_response_gives_summaries_and_logprobs_too() {
         "{events:?}"
     );
 }
+
+#[test]
+fn stop_sequences_and_top_k_are_refused_by_name() {
+    for (stop, top_k, param) in [
+        (vec!["END".to_owned()], None, "stop"),
+        (Vec::new(), Some(3), "top_k"),
+    ] {
+        let req = ModelRequest {
+            model: "m".into(),
+            transcript: vec![windlass_protocol::Item::user_text("hi")].into(),
+            stop,
+            top_k,
+            ..ModelRequest::default()
+        };
+        match ResponsesWire.check(&req) {
+            Err(ProviderError::Unsupported { param: p, message }) => {
+                assert_eq!(p.as_deref(), Some(param));
+                assert!(message.contains("Responses upstream"), "{message}");
+            }
+            other => panic!("{param}: {other:?}"),
+        }
+    }
+}

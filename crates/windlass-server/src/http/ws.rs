@@ -200,7 +200,8 @@ impl Session {
             return true;
         }
         let context = (!prepared.store()).then(|| prepared.context());
-        let launch = Launch::register(&self.app, prepared, started, Keep::Nothing, Some(charge));
+        let launch = Launch::register(&self.app, prepared, started, Keep::Nothing, Some(charge))
+            .surface(crate::metrics::Surface::WebSocket);
         let (outcome, open) = run_reading(launch, tx, rx, queued, self.deadline).await;
         self.remember(&outcome, context, previous.as_deref());
         match open {

@@ -7,12 +7,30 @@ use windlass_protocol::anthropic::{
     REDACTED_THINKING_PREFIX,
 };
 use windlass_protocol::{
-    ContentPart, FunctionCall, Item, McpCall, MessageContent, Reasoning, ResponseResource,
-    ResponseStatus, Usage,
+    Compaction, ContentPart, FunctionCall, Item, McpCall, MessageContent, Reasoning,
+    ResponseResource, ResponseStatus, Usage,
 };
 
+/// How the client asked to see the upstream's reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Thinking {
+    /// Thinking was not enabled: no thinking blocks.
+    Hidden,
+    /// Thinking blocks with their text and signature.
+    Shown,
+    /// `thinking.display: "omitted"`: thinking blocks with empty text and
+    /// the signature (so the client can send them back), as Anthropic does.
+    Omitted,
+}
+
+impl Thinking {
+    pub fn blocks(self) -> bool {
+        self != Thinking::Hidden
+    }
+}
+
 /// The whole answer (`stream: false`).
-pub(crate) fn message(r: &ResponseResource, thinking: bool) -> Message {
+pub(crate) fn message(r: &ResponseResource, thinking: Thinking) -> Message {
     let mut content = Vec::new();
     for item in &r.output {
         content.extend(blocks(item, thinking));
@@ -20,6 +38,7 @@ pub(crate) fn message(r: &ResponseResource, thinking: bool) -> Message {
     Message {
         content,
         stop_reason: Some(stop_reason(r)),
+        stop_sequence: stop_sequence(r),
         usage: usage(r.usage.as_ref()),
         ..started(r)
     }
@@ -48,7 +67,7 @@ pub(crate) fn started(r: &ResponseResource) -> Message {
 
 /// The content blocks of one output item (none for items a Messages
 /// client has no block for: MCP listings, approval requests).
-pub(crate) fn blocks(item: &Item, thinking: bool) -> Vec<OutputBlock> {
+pub(crate) fn blocks(item: &Item, thinking: Thinking) -> Vec<OutputBlock> {
     match item {
         Item::Message(m) => match &m.content {
             MessageContent::Text(t) => vec![text(t.clone())],
@@ -61,10 +80,23 @@ pub(crate) fn blocks(item: &Item, thinking: bool) -> Vec<OutputBlock> {
                 })
                 .collect(),
         },
-        Item::Reasoning(r) if thinking => vec![thinking_block(r)],
+        Item::Reasoning(r) if thinking.blocks() => vec![thinking_block(r, thinking)],
         Item::FunctionCall(c) => vec![tool_use(c)],
         Item::McpCall(c) => vec![mcp_use(c), mcp_result(c)],
+        Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) => {
+            super::server_blocks::blocks(item).map_or_else(Vec::new, Vec::from)
+        }
+        Item::Compaction(c) => vec![compaction(c)],
         _ => Vec::new(),
+    }
+}
+
+/// A compaction item as Anthropic's `compaction` block: the summary as
+/// `content`, the sealed form to send back as `encrypted_content`.
+pub(crate) fn compaction(c: &Compaction) -> OutputBlock {
+    OutputBlock::Compaction {
+        content: windlass_engine::compaction::open(&c.encrypted_content),
+        encrypted_content: Some(c.encrypted_content.clone()),
     }
 }
 
@@ -75,7 +107,7 @@ fn text(text: String) -> OutputBlock {
     }
 }
 
-pub(crate) fn thinking_block(r: &Reasoning) -> OutputBlock {
+pub(crate) fn thinking_block(r: &Reasoning, thinking: Thinking) -> OutputBlock {
     let sealed = r.encrypted_content.clone().unwrap_or_default();
     if let Some(data) = sealed.strip_prefix(REDACTED_THINKING_PREFIX) {
         return OutputBlock::RedactedThinking {
@@ -83,7 +115,10 @@ pub(crate) fn thinking_block(r: &Reasoning) -> OutputBlock {
         };
     }
     OutputBlock::Thinking {
-        thinking: reasoning_text(r),
+        thinking: match thinking {
+            Thinking::Omitted => String::new(),
+            _ => reasoning_text(r),
+        },
         signature: sealed,
     }
 }
@@ -146,7 +181,16 @@ pub(crate) fn stop_reason(r: &ResponseResource) -> StopReason {
         (_, Some("max_turns" | "max_tool_calls")) => StopReason::PauseTurn,
         _ if r.output.iter().any(|i| matches!(i, Item::FunctionCall(_))) => StopReason::ToolUse,
         _ if refused(r) => StopReason::Refusal,
+        _ if r.stop_sequence.is_some() => StopReason::StopSequence,
         _ => StopReason::EndTurn,
+    }
+}
+
+/// The stop sequence that ended the text, when one did.
+pub(crate) fn stop_sequence(r: &ResponseResource) -> Option<String> {
+    match stop_reason(r) {
+        StopReason::StopSequence => r.stop_sequence.clone(),
+        _ => None,
     }
 }
 

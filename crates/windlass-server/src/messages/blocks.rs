@@ -1,8 +1,9 @@
 //! Messages content blocks -> the engine's items: text, image and document
 //! blocks become message content, `tool_use` a `function_call`,
 //! `tool_result` a `function_call_output` (with `is_error`), thinking
-//! blocks reasoning items carrying their signature, and server-run calls a
-//! replay the upstream can read (a function call and its output). Checks
+//! blocks reasoning items carrying their signature, MCP calls a replay the
+//! upstream can read (a function call and its output), and server tool
+//! uses with their results the hosted items they were (`server_blocks.rs`). Checks
 //! Anthropic's pairing of tool uses and results, naming the field.
 
 use std::collections::HashSet;
@@ -13,10 +14,11 @@ use windlass_protocol::anthropic::{
     REDACTED_THINKING_PREFIX,
 };
 use windlass_protocol::{
-    ContentPart, FilePart, FunctionCall, FunctionCallOutput, ImagePart, Item, Message,
+    Compaction, ContentPart, FilePart, FunctionCall, FunctionCallOutput, ImagePart, Item, Message,
     MessageContent, Reasoning, Role, TextPart, ToolOutput,
 };
 
+use super::server_blocks::{code_item, hosted_or_refuse, take_use, web_search_item, PendingUse};
 use crate::error::ApiError;
 
 /// A 400 whose message starts with the field's path, as Anthropic's do.
@@ -182,6 +184,8 @@ fn assistant_items(
 ) -> Result<Vec<String>, ApiError> {
     let mut parts = Vec::new();
     let mut uses = Vec::new();
+    // Server tool uses whose result block has not come yet.
+    let mut server_uses: Vec<PendingUse> = Vec::new();
     let flush = |parts: &mut Vec<ContentPart>, items: &mut Vec<Item>| {
         if !parts.is_empty() {
             items.push(message(Role::Assistant, std::mem::take(parts)));
@@ -198,12 +202,51 @@ fn assistant_items(
                 items.push(call(id.clone(), name, &input));
                 uses.push(id);
             }
-            InputBlock::ServerToolUse { id, name, input }
-            | InputBlock::McpToolUse {
+            InputBlock::ServerToolUse { id, name, input } => {
+                flush(&mut parts, items);
+                server_uses.push(PendingUse { id, name, input });
+            }
+            InputBlock::WebSearchToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => {
+                let used = take_use(&at, &mut server_uses, &tool_use_id)?;
+                let item = web_search_item(&used, content);
+                items.push(hosted_or_refuse(&at, item, used)?);
+            }
+            InputBlock::CodeExecutionToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => {
+                let used = take_use(&at, &mut server_uses, &tool_use_id)?;
+                let item = code_item(&used, content);
+                items.push(hosted_or_refuse(&at, item, used)?);
+            }
+            InputBlock::McpToolUse {
                 id, name, input, ..
             } => {
                 flush(&mut parts, items);
                 items.push(call(id, name, &input));
+            }
+            InputBlock::Compaction {
+                content,
+                encrypted_content,
+                ..
+            } => {
+                flush(&mut parts, items);
+                // A failed compaction (no content) is a no-op, as Anthropic
+                // treats it; a summary without its sealed form is sealed here.
+                let sealed = encrypted_content
+                    .or_else(|| content.as_deref().map(windlass_engine::compaction::seal));
+                if let Some(encrypted_content) = sealed {
+                    items.push(Item::Compaction(Compaction {
+                        id: None,
+                        encrypted_content,
+                        created_by: None,
+                    }));
+                }
             }
             InputBlock::McpToolResult {
                 tool_use_id,
@@ -242,6 +285,11 @@ fn assistant_items(
         }
     }
     flush(&mut parts, items);
+    // A server tool use without its result: what the upstream saw of it
+    // is the call alone (as before the result blocks were read).
+    for used in server_uses {
+        items.push(call(used.id, used.name, &used.input));
+    }
     Ok(uses)
 }
 
@@ -278,6 +326,9 @@ fn block_name(block: &InputBlock) -> &'static str {
         InputBlock::ServerToolUse { .. } => "server_tool_use",
         InputBlock::McpToolUse { .. } => "mcp_tool_use",
         InputBlock::McpToolResult { .. } => "mcp_tool_result",
+        InputBlock::Compaction { .. } => "compaction",
+        InputBlock::WebSearchToolResult { .. } => "web_search_tool_result",
+        InputBlock::CodeExecutionToolResult { .. } => "code_execution_tool_result",
     }
 }
 

@@ -10,7 +10,7 @@ use windlass_protocol::anthropic::{
 };
 use windlass_protocol::{ContentPart, EventData, Item, ResponseResource};
 
-use super::answer::{self, mcp_result, reasoning_text, started, stop_reason};
+use super::answer::{self, mcp_result, reasoning_text, started, stop_reason, Thinking};
 
 /// Which engine item (and content part) the open block belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,8 +30,8 @@ struct Open {
 /// One Messages stream's translation state.
 #[derive(Debug)]
 pub(crate) struct Grammar {
-    /// Reasoning is shown as thinking blocks (the client asked for them).
-    thinking: bool,
+    /// Whether reasoning is shown as thinking blocks, with or without text.
+    thinking: Thinking,
     next_index: usize,
     open: Option<Open>,
     /// `message_start` sent.
@@ -41,7 +41,7 @@ pub(crate) struct Grammar {
 }
 
 impl Grammar {
-    pub fn new(thinking: bool) -> Grammar {
+    pub fn new(thinking: Thinking) -> Grammar {
         Grammar {
             thinking,
             next_index: 0,
@@ -107,7 +107,9 @@ impl Grammar {
                 output_index,
                 delta,
                 ..
-            } if self.thinking => self.thinking_delta(*output_index, delta, &mut out),
+            } if self.thinking == Thinking::Shown => {
+                self.thinking_delta(*output_index, delta, &mut out)
+            }
             EventData::FunctionCallArgumentsDelta {
                 output_index,
                 delta,
@@ -292,7 +294,7 @@ impl Grammar {
                 self.finish_input(at, &c.arguments, out);
                 self.whole_block(mcp_result(c), out);
             }
-            Item::Reasoning(r) if self.thinking => {
+            Item::Reasoning(r) if self.thinking.blocks() => {
                 let sealed = r.encrypted_content.as_deref().unwrap_or_default();
                 if let Some(data) = sealed.strip_prefix(REDACTED_THINKING_PREFIX) {
                     let block = OutputBlock::RedactedThinking {
@@ -304,7 +306,10 @@ impl Grammar {
                 if !self.is_open(Owner::Item(at)) {
                     // Not streamed (or empty): the whole text at once.
                     self.open_thinking(at, out);
-                    let text = reasoning_text(r);
+                    let text = match self.thinking {
+                        Thinking::Omitted => String::new(),
+                        _ => reasoning_text(r),
+                    };
                     if !text.is_empty() {
                         self.delta(BlockDelta::ThinkingDelta { thinking: text }, out);
                     }
@@ -315,6 +320,12 @@ impl Grammar {
                 }
                 self.close(out);
             }
+            Item::Compaction(c) => self.whole_block(answer::compaction(c), out),
+            Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) => {
+                if let Some([call, result]) = super::server_blocks::blocks(item) {
+                    self.server_call(at, call, result, out);
+                }
+            }
             Item::Message(_) => {
                 if matches!(self.open, Some(Open { owner: Owner::Part(o, _), .. }) if o == at) {
                     self.close(out);
@@ -324,6 +335,35 @@ impl Grammar {
         }
     }
 
+    /// A hosted call, once it ran: its `server_tool_use` (the input in one
+    /// delta) and its result block, whole. Written at the end so two calls
+    /// of one turn never interleave.
+    fn server_call(
+        &mut self,
+        at: usize,
+        call: OutputBlock,
+        result: OutputBlock,
+        out: &mut Vec<MessageEvent>,
+    ) {
+        let OutputBlock::ServerToolUse { id, name, input } = call else {
+            return;
+        };
+        let start = OutputBlock::ServerToolUse {
+            id,
+            name,
+            input: empty_object(),
+        };
+        self.open_block(Owner::Item(at), start, out);
+        self.delta(
+            BlockDelta::InputJsonDelta {
+                partial_json: input.to_string(),
+            },
+            out,
+        );
+        self.close(out);
+        self.whole_block(result, out);
+    }
+
     fn finish(&mut self, response: &ResponseResource, out: &mut Vec<MessageEvent>) {
         self.start(response, out);
         self.close(out);
@@ -331,7 +371,7 @@ impl Grammar {
         out.push(MessageEvent::MessageDelta {
             delta: MessageDeltaBody {
                 stop_reason: Some(stop_reason(response)),
-                stop_sequence: None,
+                stop_sequence: answer::stop_sequence(response),
             },
             usage: DeltaUsage {
                 input_tokens: usage.input_tokens,

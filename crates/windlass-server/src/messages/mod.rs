@@ -12,9 +12,12 @@
 mod answer;
 mod blocks;
 pub mod config;
+mod context_edits;
 pub(crate) mod errors;
 mod grammar;
 mod request;
+mod server_blocks;
+mod server_tools;
 mod sink;
 mod toolsets;
 
@@ -35,12 +38,15 @@ use crate::error::ApiError;
 use crate::guard::keys::AuthedKey;
 use crate::guard::limits;
 use crate::intake::{self, body_error, Admitted};
+use crate::metrics::Surface;
 use crate::request_context::{CompletionLogged, RequestContext};
 use crate::run::in_place::InPlace;
 use crate::run::launch::{Keep, Launch};
 use crate::sse::SseBody;
 use crate::state::AppState;
+use answer::Thinking;
 use request::{Purpose, Translated};
+use server_tools::Declared;
 use sink::{MessagesSink, PING};
 
 pub async fn create_message(
@@ -53,17 +59,42 @@ pub async fn create_message(
     let bytes = body.map_err(body_error)?;
     check_version(&headers)?;
     let req = request::parse(&bytes)?;
-    let Translated { request, thinking } =
-        request::translate(req, &app.config.messages, Purpose::Create)?;
+    let Translated {
+        request,
+        thinking,
+        server_tools,
+    } = request::translate(req, &app.config.messages, Purpose::Create)?;
     check_limits(&app, &request)?;
     let key = key.map(|Extension(k)| k);
     let admitted = intake::prepare(&app, key.as_ref(), None, request, None).await?;
+    refuse_dropped(&admitted, &server_tools)?;
     let started = context.map_or_else(Instant::now, |Extension(c)| c.started);
     let span = Span::current();
     if admitted.prepared.stream() {
         return stream(&app, admitted, thinking, started, span);
     }
     Ok(json(&app, admitted, thinking, started, span).await)
+}
+
+/// A server tool the operator lets the gateway drop when no executor
+/// serves it is still refused here: a Messages client has no header to
+/// learn that its tool was left out.
+fn refuse_dropped(admitted: &Admitted, declared: &[Declared]) -> Result<(), ApiError> {
+    let dropped = admitted.prepared.dropped_tools();
+    let Some(tool) = declared
+        .iter()
+        .find(|d| dropped.iter().any(|k| k == d.hosted))
+    else {
+        return Ok(());
+    };
+    let path = format!("{}.type", tool.path);
+    Err(ApiError::invalid(format!(
+        "{path}: the server tool `{}` is not available on this server: the operator has not \
+         configured Windlass's {} executor",
+        tool.kind, tool.hosted
+    ))
+    .param(path)
+    .code("unsupported_tool_type"))
 }
 
 pub async fn count_tokens(
@@ -141,11 +172,12 @@ fn stream(
     Admitted {
         prepared, charge, ..
     }: Admitted,
-    thinking: bool,
+    thinking: Thinking,
     started: Instant,
     span: Span,
 ) -> Result<Response, ApiError> {
-    let launch = Launch::register(app, prepared, started, Keep::Nothing, Some(charge));
+    let launch = Launch::register(app, prepared, started, Keep::Nothing, Some(charge))
+        .surface(Surface::Messages);
     let cancel = launch.cancel_token().clone();
     let body = SseBody::new(app.config.sse_buffer_bytes, cancel, move |sse| {
         async move {
@@ -171,17 +203,19 @@ async fn json(
     Admitted {
         prepared, charge, ..
     }: Admitted,
-    thinking: bool,
+    thinking: Thinking,
     started: Instant,
     span: Span,
 ) -> Response {
-    let launch = Launch::register(app, prepared, started, Keep::Nothing, Some(charge));
+    let launch = Launch::register(app, prepared, started, Keep::Nothing, Some(charge))
+        .surface(Surface::Messages);
     let token = launch.cancel_token().clone();
     let run = async move { launch.run(&mut NoEvents).await };
     let outcome = InPlace::new(run.instrument(span), token).await;
     let mut response = match &outcome.failure {
         Some(f) => ApiError::from(f).into_response(),
-        None => Json(answer::message(&outcome.response, thinking)).into_response(),
+        // As a client sees it: hosted items cut to what `include` keeps.
+        None => Json(answer::message(&outcome.client_response(), thinking)).into_response(),
     };
     response.extensions_mut().insert(CompletionLogged);
     response

@@ -14,16 +14,22 @@ use windlass_protocol::{
     TextParam, Tool, ToolChoice, ToolChoiceMode, ToolChoiceObject,
 };
 
+use super::answer::Thinking;
 use super::blocks::{invalid, messages_to_items};
 use super::config::MessagesConfig;
+use super::context_edits;
+use super::server_tools;
 use super::toolsets;
 use crate::error::ApiError;
 
 /// What the surface needs besides the engine's request.
 pub(crate) struct Translated {
     pub request: CreateResponseRequest,
-    /// Extended thinking was asked for: reasoning is shown as thinking blocks.
-    pub thinking: bool,
+    /// Extended thinking was asked for: reasoning is shown as thinking
+    /// blocks (their text left out with `display: "omitted"`).
+    pub thinking: Thinking,
+    /// The request's server tools, to name one the gateway left out.
+    pub server_tools: Vec<server_tools::Declared>,
 }
 
 /// Whether the request creates a message or only counts its tokens
@@ -35,7 +41,7 @@ pub(crate) enum Purpose {
 }
 
 pub(crate) fn translate(
-    req: MessagesRequest,
+    mut req: MessagesRequest,
     config: &MessagesConfig,
     purpose: Purpose,
 ) -> Result<Translated, ApiError> {
@@ -48,19 +54,38 @@ pub(crate) fn translate(
     if max_tokens == Some(0) {
         return Err(invalid("max_tokens", "must be greater than or equal to 1"));
     }
-    let messages = required(req.messages, "messages")?;
+    let mut messages = required(req.messages, "messages")?;
+    let thinking_on = matches!(
+        req.thinking,
+        Some(ThinkingConfig::Enabled { .. } | ThinkingConfig::Adaptive { .. })
+    );
+    let context_management =
+        context_edits::apply(req.context_management.take(), thinking_on, &mut messages)?;
     let input = messages_to_items(messages)?;
     range("temperature", req.temperature, 1.0)?;
     range("top_p", req.top_p, 1.0)?;
     let output = req.output_config.unwrap_or_default();
     let effort = thinking_effort(req.thinking.as_ref(), output.effort.as_deref(), max_tokens)?;
+    let display = req.thinking.as_ref().and_then(ThinkingConfig::display);
+    if let Some(other) = display.filter(|d| !["summarized", "omitted"].contains(d)) {
+        return Err(invalid(
+            "thinking.display",
+            format!("Input should be 'summarized' or 'omitted', not '{other}'"),
+        ));
+    }
     let (toolsets, defined): (Vec<_>, Vec<_>) = req
         .tools
         .unwrap_or_default()
         .into_iter()
         .enumerate()
         .partition(|(_, t)| t.kind.as_deref() == Some(toolsets::TOOLSET));
+    let (server, defined): (Vec<_>, Vec<_>) = defined
+        .into_iter()
+        .partition(|(_, t)| t.kind.as_deref().is_some_and(server_tools::is_server_tool));
+    let server = server_tools::translate(server)?;
     let mut tools = custom_tools(defined)?;
+    tools.extend(server.tools);
+    let declared = server.declared;
     let mut mcp = mcp_tools(req.mcp_servers.unwrap_or_default())?;
     toolsets::apply(toolsets, &mut mcp)?;
     tools.extend(mcp);
@@ -84,8 +109,17 @@ pub(crate) fn translate(
         tool_choice: req.tool_choice.map(tool_choice),
         tools: (!tools.is_empty()).then_some(tools),
         parallel_tool_calls: parallel,
+        max_tool_calls: server.max_uses,
+        context_management,
+        include: (!server.include.is_empty()).then_some(server.include),
         temperature: req.temperature,
         top_p: req.top_p,
+        // Not counted (nothing is generated), so not checked against the
+        // upstream either.
+        stop: req
+            .stop_sequences
+            .filter(|s| !s.is_empty() && purpose == Purpose::Create),
+        top_k: req.top_k.filter(|_| purpose == Purpose::Create),
         max_output_tokens: max_tokens,
         text: output
             .format
@@ -112,7 +146,12 @@ pub(crate) fn translate(
     };
     Ok(Translated {
         request,
-        thinking: effort.is_some(),
+        server_tools: declared,
+        thinking: match (effort, display) {
+            (None, _) => Thinking::Hidden,
+            (Some(_), Some("omitted")) => Thinking::Omitted,
+            (Some(_), _) => Thinking::Shown,
+        },
     })
 }
 
@@ -133,16 +172,15 @@ fn range(field: &str, value: Option<f64>, max: f64) -> Result<(), ApiError> {
 /// Fields this surface cannot honour yet, refused by name rather than
 /// dropped (the answer would differ from what the client asked for).
 fn refuse_unsupported(req: &MessagesRequest) -> Result<(), ApiError> {
-    if req.stop_sequences.as_ref().is_some_and(|s| !s.is_empty()) {
+    if let Some(i) = req
+        .stop_sequences
+        .iter()
+        .flatten()
+        .position(String::is_empty)
+    {
         return Err(invalid(
-            "stop_sequences",
-            "stop sequences are not supported by Windlass yet (the engine has no stop field to carry them to the upstream)",
-        ));
-    }
-    if req.top_k.is_some() {
-        return Err(invalid(
-            "top_k",
-            "top_k is not supported by Windlass yet (the engine has no top_k field to carry it to the upstream)",
+            &format!("stop_sequences.{i}"),
+            "a stop sequence must not be empty",
         ));
     }
     if req.container.is_some() {
@@ -176,7 +214,7 @@ fn thinking_effort(
 ) -> Result<Option<ReasoningEffort>, ApiError> {
     let named = effort.map(named_effort).transpose()?;
     let budget_tokens = match thinking {
-        Some(ThinkingConfig::Enabled { budget_tokens }) => budget_tokens,
+        Some(ThinkingConfig::Enabled { budget_tokens, .. }) => budget_tokens,
         Some(ThinkingConfig::Adaptive { .. } | ThinkingConfig::BetweenTools {}) => {
             return Ok(Some(named.unwrap_or(ReasoningEffort::Medium)))
         }
@@ -277,30 +315,14 @@ fn custom_tools(tools: Vec<(usize, ToolDefinition)>) -> Result<Vec<Tool>, ApiErr
         .collect()
 }
 
-/// Anthropic's server tools (`web_search_*`, `web_fetch_*`,
-/// `code_execution_*`) would map onto Windlass's hosted executors, which
-/// the loop does not run yet; its client-run typed tools (`bash_*`,
-/// `text_editor_*`, `computer_*`, `memory_*`) have no schema the upstream
-/// could be given.
+/// Anthropic's client-run typed tools (`bash_*`, `text_editor_*`,
+/// `computer_*`, `memory_*`) have no schema the upstream could be given.
+/// (Its server tools are `server_tools.rs`'.)
 fn typed_tool(path: &str, kind: &str) -> ApiError {
-    let server = [
-        "web_search_",
-        "web_fetch_",
-        "code_execution_",
-        "tool_search_",
-    ];
-    let why = if server.iter().any(|p| kind.starts_with(p)) {
-        format!(
-            "the server tool `{kind}` is not available on this server: Windlass's hosted \
-             executors do not run in the loop yet. Use the operator's MCP servers \
-             (`mcp_servers`) instead"
-        )
-    } else {
-        format!(
-            "the tool type `{kind}` is not supported on this server; declare the tool as a \
-             custom tool with an `input_schema`"
-        )
-    };
+    let why = format!(
+        "the tool type `{kind}` is not supported on this server; declare the tool as a \
+         custom tool with an `input_schema`"
+    );
     invalid(&format!("{path}.type"), why).code("unsupported_tool_type")
 }
 

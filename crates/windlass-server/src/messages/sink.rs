@@ -4,6 +4,7 @@
 use windlass_engine::{EventSink, SinkClosed};
 use windlass_protocol::StreamEvent;
 
+use super::answer::Thinking;
 use super::grammar::Grammar;
 use crate::sse::SseSink;
 
@@ -17,7 +18,7 @@ pub(crate) struct MessagesSink {
 }
 
 impl MessagesSink {
-    pub fn new(sse: SseSink, thinking: bool) -> Self {
+    pub fn new(sse: SseSink, thinking: Thinking) -> Self {
         MessagesSink {
             sse,
             grammar: Grammar::new(thinking),

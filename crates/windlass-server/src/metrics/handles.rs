@@ -35,7 +35,10 @@ impl<K: Hash + Eq, H: Clone> Handles<K, H> {
     }
 }
 
-/// A response's end, per model, key name and status.
+/// A response's labels: model, key name, status and surface.
+pub(crate) type ResponseKey = (Arc<str>, Arc<str>, &'static str, super::Surface);
+
+/// A response's end, per model, key name, status and surface.
 #[derive(Clone)]
 pub(crate) struct ResponseHandles {
     pub count: Counter,
@@ -54,7 +57,7 @@ pub(crate) struct TurnHandles {
 /// Every cache of the server's metrics.
 #[derive(Default)]
 pub(crate) struct Cache {
-    pub responses: Handles<(Arc<str>, Arc<str>, &'static str), ResponseHandles>,
+    pub responses: Handles<ResponseKey, ResponseHandles>,
     pub turns: Handles<(Arc<str>, Option<&'static str>), TurnHandles>,
     pub first_token: Handles<(Arc<str>, Arc<str>), Histogram>,
     pub tools: Handles<(Arc<str>, &'static str), Histogram>,

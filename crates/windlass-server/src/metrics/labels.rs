@@ -7,6 +7,28 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 pub(crate) const OTHER: &str = "other";
 
+/// The front door a response came through: the `surface` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Surface {
+    /// `POST /v1/responses` (JSON, SSE, background).
+    #[default]
+    Responses,
+    /// The Responses API over a WebSocket (`GET /v1/responses` upgrade).
+    WebSocket,
+    /// Anthropic's Messages API (`POST /v1/messages`).
+    Messages,
+}
+
+impl Surface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Surface::Responses => "responses",
+            Surface::WebSocket => "websocket",
+            Surface::Messages => "messages",
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct LabelCap {
     max: usize,

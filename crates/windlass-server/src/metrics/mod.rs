@@ -23,6 +23,7 @@ use windlass_engine::{CallResult, TurnReport};
 
 use handles::{Cache, ResponseHandles, TurnHandles};
 use labels::LabelCap;
+pub use labels::Surface;
 
 use crate::config::MetricsConfig;
 
@@ -83,6 +84,7 @@ pub(crate) struct Finished<'a> {
     pub model: &'a Arc<str>,
     pub key: &'a Arc<str>,
     pub status: &'static str,
+    pub surface: Surface,
     pub duration: Duration,
     pub turns: u32,
 }
@@ -163,13 +165,14 @@ impl Metrics {
     /// One response ended (whatever its status).
     pub(crate) fn response_finished(&self, f: &Finished<'_>) {
         let Some(i) = &self.inner else { return };
-        let key = (f.model.clone(), f.key.clone(), f.status);
+        let key = (f.model.clone(), f.key.clone(), f.status, f.surface);
         let h = i.cache.responses.get(key, || {
             let labels = || {
                 vec![
                     Label::new("gen_ai_request_model", f.model.to_string()),
                     Label::new("key", f.key.to_string()),
                     Label::new("status", f.status),
+                    Label::new("surface", f.surface.as_str()),
                 ]
             };
             let model = vec![Label::new("gen_ai_request_model", f.model.to_string())];

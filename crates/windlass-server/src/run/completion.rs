@@ -14,7 +14,7 @@ use windlass_engine::{Engine, EventSink, PreparedRun, RunOutcome};
 use windlass_protocol::ResponseStatus;
 
 use crate::metrics::sink::ObservedSink;
-use crate::metrics::{Finished, Metrics};
+use crate::metrics::{Finished, Metrics, Surface};
 
 /// Key label and log value when authentication is off.
 const NO_KEY: &str = "none";
@@ -25,6 +25,8 @@ pub(crate) struct Completion {
     model_label: Arc<str>,
     key: Arc<str>,
     tenant: Arc<str>,
+    /// The front door the request came through (the `surface` label).
+    surface: Surface,
     started: Instant,
 }
 
@@ -70,8 +72,14 @@ impl Completion {
             model_label: metrics.model_label(model),
             metrics: metrics.clone(),
             key: Arc::from(key.unwrap_or(NO_KEY)),
+            surface: Surface::default(),
             started,
         }
+    }
+
+    /// Counts the response under `surface` (the Responses API by default).
+    pub fn set_surface(&mut self, surface: Surface) {
+        self.surface = surface;
     }
 
     /// The surface's sink with the metrics adapter around it.
@@ -94,6 +102,7 @@ impl Completion {
             model: &self.model_label,
             key: &self.key,
             status,
+            surface: self.surface,
             duration,
             turns: outcome.stats.turns,
         });
@@ -108,6 +117,7 @@ impl Completion {
             tenant = %self.tenant,
             model = %r.model,
             status,
+            surface = self.surface.as_str(),
             turns = outcome.stats.turns,
             tool_calls = outcome.stats.tool_calls,
             input_tokens,

@@ -104,6 +104,13 @@ impl Launch {
         }
     }
 
+    /// Counts the response under `surface` in the metrics and the
+    /// completion line (the Responses API unless a surface says otherwise).
+    pub fn surface(mut self, surface: crate::metrics::Surface) -> Launch {
+        self.completion.set_surface(surface);
+        self
+    }
+
     /// The run's token: firing it (a client that left, a cancel) makes the
     /// run end `cancelled`.
     pub fn cancel_token(&self) -> &CancellationToken {

@@ -422,3 +422,60 @@ async fn model_names_past_the_cap_are_reported_as_other() {
     let other = [("gen_ai_request_model", "other"), ("status", "completed")];
     assert_eq!(value(&m, "windlass_responses_total", &other), Some(5.0));
 }
+
+#[tokio::test]
+async fn each_response_is_counted_under_the_surface_it_came_through() {
+    let mock = MockExecutor::new();
+    let gw = gateway(keyed(), &mock).await;
+    let up = &gw.upstream;
+    // The same model through three front doors.
+    up.push(Reply::text("via responses").usage(3, 2));
+    let (s, r) = gw
+        .post_json("/v1/responses", &json!({"model": "m-s", "input": "hi"}))
+        .await;
+    assert_eq!(s, 200, "{r}");
+    for stream in [false, true] {
+        up.push(Reply::text("via messages").usage(3, 2));
+        let resp = gw
+            .client
+            .post(gw.url("/v1/messages"))
+            .header("anthropic-version", "2023-06-01")
+            .json(&json!({"model": "m-s", "max_tokens": 20, "stream": stream,
+                          "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(resp.status(), 200);
+        let body = resp.text().await.expect("body");
+        let done = if stream {
+            "message_stop"
+        } else {
+            "via messages"
+        };
+        assert!(body.contains(done), "{body}");
+    }
+    let mut ws = websocket(&gw).await;
+    up.push(Reply::text("via socket").usage(3, 3));
+    assert_eq!(ws_response(&mut ws, "m-s").await["status"], "completed");
+    ws.close(None).await.expect("close");
+
+    let m = settled(&gw).await;
+    let count = |surface| {
+        let labels = [
+            ("gen_ai_request_model", "m-s"),
+            ("status", "completed"),
+            ("surface", surface),
+        ];
+        (
+            value(&m, "windlass_responses_total", &labels),
+            value(&m, "gen_ai_server_request_duration_seconds_count", &labels),
+        )
+    };
+    assert_eq!(count("responses"), (Some(1.0), Some(1.0)));
+    assert_eq!(count("messages"), (Some(2.0), Some(2.0)));
+    assert_eq!(count("websocket"), (Some(1.0), Some(1.0)));
+    assert_eq!(
+        label_values(&m, "windlass_responses_total", "surface"),
+        ["messages", "responses", "websocket"]
+    );
+}

@@ -44,6 +44,10 @@ pub struct ModelRequest {
     pub parallel_tool_calls: Option<bool>,
     pub temperature: Option<f64>,
     pub top_p: Option<f64>,
+    /// Sequences that end the text (empty: none).
+    pub stop: Vec<String>,
+    /// Sample from the `top_k` likeliest tokens only.
+    pub top_k: Option<u64>,
     pub presence_penalty: Option<f64>,
     pub frequency_penalty: Option<f64>,
     pub max_output_tokens: Option<u64>,
@@ -85,6 +89,8 @@ impl ModelRequest {
         self.parallel_tool_calls = req.parallel_tool_calls;
         self.temperature = req.temperature;
         self.top_p = req.top_p;
+        self.stop = req.stop.clone().unwrap_or_default();
+        self.top_k = req.top_k;
         self.presence_penalty = req.presence_penalty;
         self.frequency_penalty = req.frequency_penalty;
         self.max_output_tokens = req.max_output_tokens;
@@ -161,6 +167,9 @@ impl<'a> IntoIterator for &'a Transcript {
 #[non_exhaustive]
 pub enum FinishReason {
     Stop,
+    /// One of the request's stop sequences ended the text (the upstream
+    /// said which).
+    StopSequence(String),
     Length,
     ToolCalls,
     ContentFilter,
