@@ -1,11 +1,11 @@
 //! The executors of the hosted tools `serve` offers: `file_search` over the
 //! store's vector stores (always: keyword search, hybrid when an embedder
 //! is given), `web_search` when `[web_search]` names a backend, and which
-//! unserved hosted types a request may carry anyway (`[hosted]`).
+//! unserved tool types a request may carry anyway (`[hosted]`).
 //!
 //! ```toml
 //! [hosted]
-//! # A request naming a hosted type no executor serves here:
+//! # A request naming a tool type nothing serves here:
 //! unserved = "refuse"     # 400 unsupported_tool_type (default), or "drop":
 //!                         # left out, named in x-windlass-dropped-tools
 //! drop = ["web_search"]   # with "refuse": types dropped anyway (default:

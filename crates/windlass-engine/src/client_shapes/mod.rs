@@ -14,10 +14,9 @@ pub mod typed;
 use std::collections::HashSet;
 
 use serde_json::{json, Value};
-use tracing::warn;
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
-    CreateResponseRequest, CustomTool, CustomToolCall, CustomToolFormat, FunctionCall,
+    CustomTool, CustomToolCall, CustomToolFormat, FunctionCall,
     FunctionCallOutput, FunctionTool, Item, ItemStatus, NamespaceTool, NamespacedTool,
 };
 
@@ -149,26 +148,6 @@ fn custom_definition(c: &CustomTool, namespace: Option<&str>) -> (ToolDefinition
         name: c.name.clone(),
     };
     (def, shape)
-}
-
-/// Logs, once per request, the hosted tools it carries: they stay in the
-/// response's `tools` but are not offered to the model.
-pub fn warn_hosted(req: &CreateResponseRequest) {
-    let hosted: Vec<&str> = req
-        .tools
-        .iter()
-        .flatten()
-        .filter(|t| t.is_hosted())
-        // Those the loop hosts are offered, refused or dropped at prepare.
-        .filter(|t| windlass_protocol::hosted_replay::HostedKind::of_tool(t).is_none())
-        .map(|t| t.type_name())
-        .collect();
-    if !hosted.is_empty() {
-        warn!(
-            tools = %hosted.join(", "),
-            "hosted tools not offered to the model: this gateway cannot run them"
-        );
-    }
 }
 
 /// An item of OpenAI's client-executed types (a call or the client's

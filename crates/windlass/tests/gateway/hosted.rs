@@ -264,6 +264,68 @@ async fn an_unserved_hosted_type_is_refused_and_web_search_dropped_visibly() {
     gw.stop().await;
 }
 
+#[tokio::test]
+async fn untyped_and_unknown_tool_types_are_refused_or_dropped_visibly() {
+    let tools = json!([
+        {"type": "function", "name": "f", "parameters": {"type": "object", "properties": {}}},
+        {"type": "tool_search"},
+        {"type": "made_up_tool", "x": 1}
+    ]);
+    let gw = Gateway::start().await;
+    let (status, err) = gw
+        .post_json("/v1/responses", &json!({"model": "m", "input": "hi", "tools": tools}))
+        .await;
+    assert_eq!(status, 400, "{err}");
+    assert_eq!(err["error"]["param"], "tools[1].type");
+    assert_eq!(err["error"]["code"], "unsupported_tool_type");
+    assert!(err["error"]["message"].as_str().unwrap().contains("tool_search"));
+    // The operator names tool_search in the drop list: the unknown type
+    // is still refused, and nothing reached the model.
+    let only_unknown = json!([{"type": "tool_search"}, {"type": "made_up_tool"}]);
+    let mut options = GatewayOptions::default();
+    options.engine.drop_unserved_hosted = vec!["tool_search".into()];
+    let named = Gateway::start_with(options).await;
+    let (status, err) = named
+        .post_json("/v1/responses", &json!({"model": "m", "input": "hi", "tools": only_unknown}))
+        .await;
+    assert_eq!(status, 400, "{err}");
+    assert_eq!(err["error"]["param"], "tools[1].type");
+    assert!(err["error"]["message"].as_str().unwrap().contains("made_up_tool"));
+    assert!(gw.upstream.requests().is_empty() && named.upstream.requests().is_empty());
+    named.stop().await;
+    gw.stop().await;
+
+    // `unserved = "drop"`: both left out, named in the header, never
+    // offered to the model, kept in the response's tools.
+    let mut options = GatewayOptions::default();
+    options.engine.drop_unserved_hosted = vec!["*".into()];
+    let gw = Gateway::start_with(options).await;
+    gw.upstream.push(Reply::text("hello"));
+    let resp = gw
+        .client
+        .post(gw.url("/v1/responses"))
+        .json(&json!({"model": "m", "input": "hi", "tools": tools}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.headers()["x-windlass-dropped-tools"].to_str().unwrap(),
+        "tool_search, made_up_tool"
+    );
+    let body: Value = resp.json().await.unwrap();
+    let types: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["function", "tool_search", "made_up_tool"]);
+    let reqs = gw.upstream.requests();
+    assert_eq!(upstream_tool_names(reqs.last().unwrap()), ["f"]);
+    gw.stop().await;
+}
+
 /// A SearXNG-shaped `/search` answering every query with two results.
 async fn searxng() -> String {
     use axum::routing::get;
