@@ -14,6 +14,7 @@
 //!   (`windlass_protocol::hosted_replay`).
 
 pub(crate) mod calls;
+pub(crate) mod code_stream;
 
 use std::sync::Arc;
 

@@ -5,6 +5,7 @@
 
 mod background;
 mod compact;
+mod code_interpreter;
 mod context_fit;
 mod conversations;
 mod errors;
