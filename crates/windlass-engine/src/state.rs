@@ -21,7 +21,9 @@ pub enum Disposition {
     /// Needs a human approval before it may run.
     Approval,
     /// A server call of a turn that pauses for the client: not checked nor
-    /// run now; the continuation decides it.
+    /// run now; the continuation decides it. (Hosted calls are not
+    /// deferred: their items are the client's to see, so they run before
+    /// the pause.)
     Deferred,
 }
 
@@ -159,6 +161,12 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
             if s.single_shot() {
                 return NextAction::Finish(Finish::Completed);
             }
+            // A turn that pauses first settles what it decided now (hosted
+            // calls run, refusals get their error; its other server calls
+            // are deferred), then pauses.
+            if pauses(s) && s.pending.iter().any(runs_on_server) {
+                return plan_execution(s);
+            }
             if s.pending
                 .iter()
                 .any(|p| p.disposition == Disposition::Client)
@@ -178,6 +186,13 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
             // the others ran.
             if waits_for_approval(s) {
                 return NextAction::Interrupt(Interrupt::Approval);
+            }
+            // A pausing turn's client calls, once its hosted calls ran.
+            if s.pending
+                .iter()
+                .any(|p| p.disposition == Disposition::Client)
+            {
+                return NextAction::Interrupt(Interrupt::ClientCalls);
             }
             if !s.pending.is_empty() {
                 // Calls left over because the tool-call budget ran out.
@@ -216,6 +231,13 @@ fn answered(s: &LoopState) -> NextAction {
     } else {
         NextAction::Finish(Finish::Completed)
     }
+}
+
+/// The client or a human must answer before the loop goes on.
+fn pauses(s: &LoopState) -> bool {
+    s.pending
+        .iter()
+        .any(|p| matches!(p.disposition, Disposition::Client | Disposition::Approval))
 }
 
 fn waits_for_approval(s: &LoopState) -> bool {

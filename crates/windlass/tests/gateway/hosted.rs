@@ -391,3 +391,70 @@ async fn web_search_over_a_searxng_backend() {
     assert!(told.contains("1. Tokio\n   https://tokio.rs/"), "{told}");
     gw.stop().await;
 }
+
+/// The model asks a client function and a hosted tool in one turn: the
+/// search runs before the response pauses for the client (its item is
+/// `completed`, the client never answers it), and the continuation's model
+/// turn sees both results.
+#[tokio::test]
+async fn a_hosted_call_in_a_turn_that_pauses_for_the_client_runs_first() {
+    let url = searxng().await;
+    let config: windlass_tools::hosted::web_search::WebSearchConfig = serde_json::from_value(
+        json!({"provider": "searxng", "url": url, "allow_hosts": ["127.0.0.1"]}),
+    )
+    .unwrap();
+    let gw = Gateway::start_with(GatewayOptions {
+        executors: vec![Arc::new(config.build().unwrap())],
+        ..Default::default()
+    })
+    .await;
+    let tools = json!([{"type": "web_search"}, func("lookup")]);
+    for stream in [false, true] {
+        gw.upstream.push(Reply::tool_calls([
+            windlass_testkit::ToolCallSpec::new("web_search", r#"{"query":"tokio"}"#),
+            windlass_testkit::ToolCallSpec::new("lookup", r#"{"q":"tokio"}"#).id("call_lookup"),
+        ]));
+        let first = json!({"model": "m", "input": "Find tokio", "tools": tools, "stream": stream});
+        let resp = if stream {
+            let cap = gw.stream(&first).await;
+            assert_eq!(terminal(&cap), "response.completed");
+            // The search ran in this stream.
+            assert!(cap.types().contains(&"response.web_search_call.searching"));
+            cap.final_response().clone()
+        } else {
+            let (status, resp) = gw.post_json("/v1/responses", &first).await;
+            assert_eq!(status, 200, "{resp}");
+            resp
+        };
+        assert_eq!(output_types(&resp), ["web_search_call", "function_call"]);
+        let search = &output(&resp)[0];
+        assert_eq!(search["status"], "completed", "{search}");
+        assert_eq!(search["action"]["query"], "tokio");
+        assert_eq!(output(&resp)[1]["call_id"], "call_lookup");
+        let search_id = search["id"].as_str().unwrap().to_owned();
+
+        // The client answers its own call only.
+        gw.upstream.push(Reply::text("Tokio is a runtime."));
+        let (status, next) = gw
+            .post_json(
+                "/v1/responses",
+                &json!({"model": "m", "tools": tools, "previous_response_id": resp["id"],
+                        "input": [{"type": "function_call_output", "call_id": "call_lookup",
+                                   "output": "lookup says: async"}]}),
+            )
+            .await;
+        assert_eq!(status, 200, "{next}");
+        assert_eq!(next["status"], "completed", "{next}");
+        assert_eq!(output_types(&next), ["message"]);
+        let reqs = gw.upstream.requests();
+        let last = reqs.last().unwrap();
+        assert!(tool_text(last, &search_id).contains("https://tokio.rs/"));
+        assert_eq!(tool_text(last, "call_lookup"), "lookup says: async");
+        // The stored paused response keeps the completed search.
+        let (_, stored) = gw
+            .get_json(&format!("/v1/responses/{}", resp["id"].as_str().unwrap()))
+            .await;
+        assert_eq!(stored["output"][0]["status"], "completed");
+    }
+    gw.stop().await;
+}
