@@ -6,9 +6,11 @@
 //! client in OpenAI's form: a `function_call` with `namespace`, or a
 //! `custom_tool_call` with the free-form `input`. OpenAI's client-executed
 //! tool types (`shell`, `local_shell`, `apply_patch`, `computer_use_preview`)
-//! are in `typed`, their answers in `outputs`.
+//! are in `typed`, their answers in `outputs`; `shell` and `apply_patch`
+//! run by the gateway instead, in `server_run`.
 
 pub mod outputs;
+pub mod server_run;
 pub mod typed;
 
 use std::collections::HashSet;

@@ -167,7 +167,11 @@ fn declare_tools(
             | Tool::LocalShell(_)
             | Tool::ApplyPatch(_)
             | Tool::ComputerUsePreview(_) => {
-                if let Some((def, shape)) = client_shapes::typed::typed_definition(tool, i)? {
+                let typed = match client_shapes::server_run::served_definition(tool, i, executors)? {
+                    Some(served) => Some(served),
+                    None => client_shapes::typed::typed_definition(tool, i)?,
+                };
+                if let Some((def, shape)) = typed {
                     client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}].type"))?;
                     d.shapes.push((def.name.clone(), shape));
                     d.defs.push(def);

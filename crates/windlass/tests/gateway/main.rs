@@ -17,6 +17,7 @@ mod meta;
 mod prompts;
 mod resume_keepalive;
 mod slow_upstream;
+mod server_run;
 mod smoke;
 mod sse_keepalive;
 mod store;
