@@ -358,8 +358,8 @@ impl Driver<'_, '_> {
             !planned.contains(&p.call.call_id)
                 && match p.disposition {
                     Disposition::Execute { .. } | Disposition::Approval => true,
-                    Disposition::Client | Disposition::Deferred => of_turn,
-                    Disposition::Reject(_) => false,
+                    // A pausing turn's calls, answered by the continuation.
+                    Disposition::Client | Disposition::Deferred | Disposition::Reject(_) => of_turn,
                 }
         });
         self.state.phase = Phase::AfterTools;

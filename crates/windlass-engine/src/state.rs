@@ -161,11 +161,11 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
             if s.single_shot() {
                 return NextAction::Finish(Finish::Completed);
             }
-            // A turn that pauses first settles what it decided now (hosted
-            // calls run, refusals get their error; its other server calls
-            // are deferred), then pauses.
-            if pauses(s) && s.pending.iter().any(runs_on_server) {
-                return plan_execution(s);
+            // A turn that pauses first runs the calls it decided to run now
+            // (hosted calls: its other server calls are deferred, its
+            // refusals answered by the continuation), then pauses.
+            if pauses(s) && s.pending.iter().any(executes) {
+                return plan(s, executes);
             }
             if s.pending
                 .iter()
@@ -253,8 +253,17 @@ fn runs_on_server(p: &PendingCall) -> bool {
     )
 }
 
+fn executes(p: &PendingCall) -> bool {
+    matches!(p.disposition, Disposition::Execute { .. })
+}
+
 /// Server calls to run now, within the remaining tool-call budget.
 fn plan_execution(s: &LoopState) -> NextAction {
+    plan(s, runs_on_server)
+}
+
+/// The calls `which` picks, within the remaining tool-call budget.
+fn plan(s: &LoopState, which: fn(&PendingCall) -> bool) -> NextAction {
     let mut remaining = s.call_budget.saturating_sub(s.executed_calls);
     let wants_execution = s
         .pending
@@ -264,7 +273,7 @@ fn plan_execution(s: &LoopState) -> NextAction {
         return NextAction::Finish(Finish::Stopped(StopReason::MaxToolCalls));
     }
     let mut plan = Vec::new();
-    for p in s.pending.iter().filter(|p| runs_on_server(p)) {
+    for p in s.pending.iter().filter(|p| which(p)) {
         if let Disposition::Execute { .. } = p.disposition {
             if remaining == 0 {
                 continue;

@@ -90,10 +90,12 @@ fn any_client_call_pauses_the_whole_turn() {
 #[test]
 fn a_pausing_turn_runs_its_hosted_calls_then_pauses() {
     // Hosted calls are decided (not deferred) in a pausing turn.
+    // A refusal in that turn is left to the continuation, as before.
     let mut s = after_model(vec![
         call("web_search", exec()),
         call("f", Disposition::Client),
         call("g", Disposition::Deferred),
+        call("h", Disposition::Reject("not allowed".into())),
     ]);
     assert_eq!(
         decide_next_action(&s),
@@ -110,10 +112,7 @@ fn a_pausing_turn_runs_its_hosted_calls_then_pauses() {
 
 #[test]
 fn approval_interrupts_once_the_hosted_calls_ran() {
-    let mut s = after_model(vec![
-        call("a", exec()),
-        call("b", Disposition::Approval),
-    ]);
+    let mut s = after_model(vec![call("a", exec()), call("b", Disposition::Approval)]);
     assert_eq!(
         decide_next_action(&s),
         NextAction::ExecuteTools(vec![call("a", exec())])

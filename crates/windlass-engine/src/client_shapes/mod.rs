@@ -18,8 +18,8 @@ use std::collections::HashSet;
 use serde_json::{json, Value};
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
-    CustomTool, CustomToolCall, CustomToolFormat, FunctionCall,
-    FunctionCallOutput, FunctionTool, Item, ItemStatus, NamespaceTool, NamespacedTool,
+    CustomTool, CustomToolCall, CustomToolFormat, FunctionCall, FunctionCallOutput, FunctionTool,
+    Item, ItemStatus, NamespaceTool, NamespacedTool,
 };
 
 use crate::error::EngineError;

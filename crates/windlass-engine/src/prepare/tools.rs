@@ -167,7 +167,8 @@ fn declare_tools(
             | Tool::LocalShell(_)
             | Tool::ApplyPatch(_)
             | Tool::ComputerUsePreview(_) => {
-                let typed = match client_shapes::server_run::served_definition(tool, i, executors)? {
+                let typed = match client_shapes::server_run::served_definition(tool, i, executors)?
+                {
                     Some(served) => Some(served),
                     None => client_shapes::typed::typed_definition(tool, i)?,
                 };

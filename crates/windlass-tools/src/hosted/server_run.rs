@@ -68,7 +68,12 @@ impl ServerRunExecutor {
         Ok(dir)
     }
 
-    async fn run_shell(&self, ctx: &ToolContext, call: Item, dir: &Path) -> Result<Item, ToolError> {
+    async fn run_shell(
+        &self,
+        ctx: &ToolContext,
+        call: Item,
+        dir: &Path,
+    ) -> Result<Item, ToolError> {
         let Item::ShellCall(call) = call else {
             return Err(ToolError::Failed("not a shell call".into()));
         };

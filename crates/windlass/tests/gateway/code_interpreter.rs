@@ -38,7 +38,11 @@ pub(crate) async fn gateway(name: &str, mut options: GatewayOptions) -> (Gateway
         ..Default::default()
     })
     .await;
-    assert_eq!(runner.unavailable(), None, "bubblewrap and python3 are needed");
+    assert_eq!(
+        runner.unavailable(),
+        None,
+        "bubblewrap and python3 are needed"
+    );
     let exec: Arc<dyn ToolExecutor> = Arc::new(CodeInterpreterExecutor::new(
         runner,
         store.clone() as Arc<dyn ContainerStore>,
@@ -86,7 +90,10 @@ fn check_call(gw: &Gateway, call: &Value, with_outputs: bool) {
             "{call}"
         );
     } else {
-        assert!(call["outputs"].is_null(), "outputs only with include: {call}");
+        assert!(
+            call["outputs"].is_null(),
+            "outputs only with include: {call}"
+        );
     }
     // The answer turn saw the printed output, whatever the client sees.
     let reqs = gw.upstream.requests();
@@ -101,7 +108,9 @@ async fn code_interpreter_runs_in_the_sandbox_through_the_gateway() {
     for include in [true, false] {
         let (gw, _dir) = gateway(&format!("json-{include}"), GatewayOptions::default()).await;
         script(&gw);
-        let (status, resp) = gw.post_json("/v1/responses", &request(false, include)).await;
+        let (status, resp) = gw
+            .post_json("/v1/responses", &request(false, include))
+            .await;
         assert_eq!(status, 200, "{resp}");
         assert_eq!(resp["status"], "completed", "{resp}");
         let output = resp["output"].as_array().unwrap();
@@ -168,8 +177,10 @@ async fn code_interpreter_streams_the_code_as_the_model_writes_it() {
     assert_eq!(added["item"]["type"], "code_interpreter_call");
     assert_eq!(added["item"]["status"], "in_progress");
     let item_id = added["item"]["id"].as_str().unwrap();
-    assert!(events.iter().skip(1).all(|(_, d)| d["item_id"] == item_id
-        || d["item"]["id"] == item_id));
+    assert!(events
+        .iter()
+        .skip(1)
+        .all(|(_, d)| d["item_id"] == item_id || d["item"]["id"] == item_id));
     let (_, done_code) = &events[names
         .iter()
         .position(|n| *n == "response.code_interpreter_call_code.done")
@@ -179,6 +190,9 @@ async fn code_interpreter_streams_the_code_as_the_model_writes_it() {
     check_call(&gw, &done["item"], true);
     // The final response agrees with the stream.
     let completed = &cap.events.last().unwrap().1["response"];
-    assert_eq!(completed["output"][0]["container_id"], done["item"]["container_id"]);
+    assert_eq!(
+        completed["output"][0]["container_id"],
+        done["item"]["container_id"]
+    );
     gw.stop().await;
 }

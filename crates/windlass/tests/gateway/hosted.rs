@@ -273,12 +273,18 @@ async fn untyped_and_unknown_tool_types_are_refused_or_dropped_visibly() {
     ]);
     let gw = Gateway::start().await;
     let (status, err) = gw
-        .post_json("/v1/responses", &json!({"model": "m", "input": "hi", "tools": tools}))
+        .post_json(
+            "/v1/responses",
+            &json!({"model": "m", "input": "hi", "tools": tools}),
+        )
         .await;
     assert_eq!(status, 400, "{err}");
     assert_eq!(err["error"]["param"], "tools[1].type");
     assert_eq!(err["error"]["code"], "unsupported_tool_type");
-    assert!(err["error"]["message"].as_str().unwrap().contains("tool_search"));
+    assert!(err["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("tool_search"));
     // The operator names tool_search in the drop list: the unknown type
     // is still refused, and nothing reached the model.
     let only_unknown = json!([{"type": "tool_search"}, {"type": "made_up_tool"}]);
@@ -286,11 +292,17 @@ async fn untyped_and_unknown_tool_types_are_refused_or_dropped_visibly() {
     options.engine.drop_unserved_hosted = vec!["tool_search".into()];
     let named = Gateway::start_with(options).await;
     let (status, err) = named
-        .post_json("/v1/responses", &json!({"model": "m", "input": "hi", "tools": only_unknown}))
+        .post_json(
+            "/v1/responses",
+            &json!({"model": "m", "input": "hi", "tools": only_unknown}),
+        )
         .await;
     assert_eq!(status, 400, "{err}");
     assert_eq!(err["error"]["param"], "tools[1].type");
-    assert!(err["error"]["message"].as_str().unwrap().contains("made_up_tool"));
+    assert!(err["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("made_up_tool"));
     assert!(gw.upstream.requests().is_empty() && named.upstream.requests().is_empty());
     named.stop().await;
     gw.stop().await;

@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod background;
-mod compact;
 mod code_interpreter;
+mod compact;
 mod context_fit;
 mod conversations;
 mod errors;
@@ -16,8 +16,8 @@ mod messages;
 mod meta;
 mod prompts;
 mod resume_keepalive;
-mod slow_upstream;
 mod server_run;
+mod slow_upstream;
 mod smoke;
 mod sse_keepalive;
 mod store;

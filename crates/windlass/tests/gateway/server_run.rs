@@ -133,7 +133,8 @@ async fn a_patch_that_leaves_the_directory_fails_and_only_apply_patch_is_served(
         "shell",
         json!({"commands": ["ls"]}).to_string(),
     ));
-    let body = json!({"model": "m", "input": "x", "tools": serde_json::from_str::<Value>(TOOLS).unwrap()});
+    let body =
+        json!({"model": "m", "input": "x", "tools": serde_json::from_str::<Value>(TOOLS).unwrap()});
     let (status, resp) = gw.post_json("/v1/responses", &body).await;
     assert_eq!(status, 200, "{resp}");
     assert_eq!(
@@ -142,7 +143,10 @@ async fn a_patch_that_leaves_the_directory_fails_and_only_apply_patch_is_served(
     );
     let failed = &output(&resp)[1];
     assert_eq!(failed["status"], "failed", "{failed}");
-    assert!(failed["output"].as_str().unwrap().starts_with("Error:"), "{failed}");
+    assert!(
+        failed["output"].as_str().unwrap().starts_with("Error:"),
+        "{failed}"
+    );
     // The shell call went back to the client, unrun.
     assert_eq!(output(&resp)[2]["status"], "completed");
     gw.stop().await;

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use windlass_engine::{
-    ContainerListRequest, ContainerStore, FileStore, SortOrder, ToolCall,
-    ToolContext, ToolDefinition, ToolError, ToolExecutor, ToolKind, ToolOrigin, ToolResult,
+    ContainerListRequest, ContainerStore, FileStore, SortOrder, ToolCall, ToolContext,
+    ToolDefinition, ToolError, ToolExecutor, ToolKind, ToolOrigin, ToolResult,
 };
 use windlass_protocol::hosted_replay::HostedKind;
 use windlass_protocol::ids::{new_id, prefix};
