@@ -232,6 +232,8 @@ pub struct Settings {
     pub code_interpreter: CodeInterpreterConfig,
     /// `[web_search]`: the backend of the `web_search` hosted tool.
     pub web_search: Option<WebSearchConfig>,
+    /// `[hosted] shell` / `apply_patch` = "server": run here, not by the client.
+    pub server_run: Option<windlass_tools::hosted::server_run::ServerRunConfig>,
     pub files: FilesFile,
     pub retrieval: RetrievalFile,
 }
@@ -449,6 +451,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
         conversation_retention_days,
         pg,
         mcp,
+        server_run: file.hosted.server_run(&file.builtins.shell),
         builtins: file.builtins,
         governance: file.governance,
         webhooks: file.webhooks,

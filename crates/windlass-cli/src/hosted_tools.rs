@@ -1,6 +1,7 @@
 //! OpenAI's hosted tool types the gateway runs, built from their config
 //! sections: `[code_interpreter]` (Python in the sandbox, in containers kept
-//! in the store).
+//! in the store), and `shell` / `apply_patch` when `[hosted]` has the
+//! gateway run them.
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use windlass_engine::{ContainerStore, FileStore, ToolExecutor};
 use windlass_tools::hosted::code_interpreter::{
     CodeInterpreterConfig, CodeInterpreterExecutor, Runner,
 };
+use windlass_tools::hosted::server_run::{ServerRunConfig, ServerRunExecutor};
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostedToolsError {
@@ -15,6 +17,31 @@ pub enum HostedToolsError {
     /// every call.
     #[error("[code_interpreter] is enabled but cannot run: {0}")]
     CodeInterpreter(String),
+    #[error("[hosted] shell = \"server\" cannot run: {0}")]
+    ServerRun(String),
+}
+
+/// The executor of `shell` / `apply_patch` when `[hosted]` has the gateway
+/// run them; its sandbox is probed now (when `shell` runs here).
+pub async fn server_run(
+    config: Option<&ServerRunConfig>,
+) -> Result<Option<Arc<dyn ToolExecutor>>, HostedToolsError> {
+    let Some(config) = config else {
+        return Ok(None);
+    };
+    let executor = ServerRunExecutor::start(config.clone())
+        .await
+        .map_err(|e| HostedToolsError::ServerRun(format!("{}: {e}", config.work_root.display())))?;
+    if let Some(why) = executor.unavailable() {
+        return Err(HostedToolsError::ServerRun(why.to_owned()));
+    }
+    tracing::info!(
+        shell = config.shell,
+        apply_patch = config.apply_patch,
+        work_root = %config.work_root.display(),
+        "shell / apply_patch run by the gateway"
+    );
+    Ok(Some(Arc::new(executor)))
 }
 
 /// The `code_interpreter` executor when `[code_interpreter] enabled`; its

@@ -122,6 +122,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     // not hold up startup.
     let mcp_labels = crate::mcp_mount::labels(&settings.mcp, !settings.builtins.enabled.is_empty());
     let mcp = McpServers::start(settings.mcp);
+    let server_run = crate::hosted_tools::server_run(settings.server_run.as_ref()).await?;
     let governed = govern(
         settings.builtins,
         settings.governance,
@@ -141,6 +142,9 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         crate::hosted::retrieval_executor(opened.vector_stores, resources.embedder.clone()),
     );
     if let Some(executor) = code_interpreter {
+        builder = builder.executor(executor);
+    }
+    if let Some(executor) = server_run {
         builder = builder.executor(executor);
     }
     if let Some(web) = crate::hosted::web_search_executor(settings.web_search.as_ref())? {

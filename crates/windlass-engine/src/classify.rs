@@ -3,7 +3,8 @@
 //!
 //! A model turn's calls are decided when the turn ends, except the server
 //! calls of a turn that pauses for the client: those are `Deferred` and the
-//! continuation decides them. A call that needs a human approval (its server
+//! continuation decides them (hosted calls excepted: they run before the
+//! pause, so their items end `completed`). A call that needs a human approval (its server
 //! requires it, or the policy asked for it) is put to the policy once more
 //! when the approved call is about to run, with `approved` set: the policy
 //! may still deny it, and a gate spends its rate limits and budgets on that
@@ -103,7 +104,8 @@ pub(crate) async fn classify(
         let owner = run.tools.owner(&call.name).cloned();
         let d = match slot {
             Some(d) => d,
-            None if pauses => Decided::deferred(),
+            // Hosted calls run before the pause: the client sees their items.
+            None if pauses && !run.tools.is_hosted(&call.name) => Decided::deferred(),
             None => decide(inner, run, out, &call, owner.as_ref(), approvals, source).await,
         };
         out.observe(RunEvent::CallDecided(CallReport {

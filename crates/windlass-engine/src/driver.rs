@@ -367,6 +367,8 @@ impl Driver<'_, '_> {
         cancel: &CancellationToken,
     ) -> Result<(), Ending> {
         let planned: Vec<String> = plan.iter().map(|p| p.call.call_id.clone()).collect();
+        // A model turn's round: its client and deferred calls still pause it.
+        let of_turn = self.state.phase == Phase::AfterModel;
         let ctx = ToolContext {
             response_id: self.run.response.id.clone(),
             cancel: cancel.child_token(),
@@ -386,14 +388,16 @@ impl Driver<'_, '_> {
             };
         }
         // What is left is over the tool-call budget (server calls), waits
-        // for an approval, or is a continuation's unanswered client calls,
-        // which go to the model as they are.
+        // for an approval, is the client's to run (a pausing turn), or is a
+        // continuation's unanswered client calls, which go to the model as
+        // they are.
         self.state.pending.retain(|p| {
             !planned.contains(&p.call.call_id)
-                && matches!(
-                    p.disposition,
-                    Disposition::Execute { .. } | Disposition::Approval
-                )
+                && match p.disposition {
+                    Disposition::Execute { .. } | Disposition::Approval => true,
+                    // A pausing turn's calls, answered by the continuation.
+                    Disposition::Client | Disposition::Deferred | Disposition::Reject(_) => of_turn,
+                }
         });
         self.state.phase = Phase::AfterTools;
         Ok(())

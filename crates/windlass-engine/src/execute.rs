@@ -307,6 +307,9 @@ fn error_text(tool: &str, e: &ToolError) -> String {
 }
 
 fn output_item(call: &ToolCall, result: ToolResult) -> Item {
+    if let Some(item) = typed_output(call, &result) {
+        return item;
+    }
     Item::FunctionCallOutput(FunctionCallOutput {
         id: Some(new_id(prefix::FUNCTION_CALL_OUTPUT)),
         call_id: call.call_id.clone(),
@@ -314,4 +317,24 @@ fn output_item(call: &ToolCall, result: ToolResult) -> Item {
         status: Some(ItemStatus::Completed),
         is_error: result.is_error.then_some(true),
     })
+}
+
+/// A server-run `shell` or `apply_patch` call's answer: the executor's
+/// `shell_call_output` / `apply_patch_call_output`, unless the policy turned
+/// the result into an error after the run (then a function output with the
+/// policy's text answers the call, as a client may answer one).
+fn typed_output(call: &ToolCall, result: &ToolResult) -> Option<Item> {
+    let item = result.item.as_deref()?;
+    if crate::client_shapes::outputs::answered_call(item) != Some(call.call_id.as_str()) {
+        return None;
+    }
+    let failed_itself = matches!(
+        item,
+        Item::ApplyPatchCallOutput(o) if o.status == windlass_protocol::ApplyPatchOutputStatus::Failed
+    );
+    match (item, result.is_error) {
+        (Item::ShellCallOutput(_) | Item::ApplyPatchCallOutput(_), false) => Some(item.clone()),
+        (Item::ApplyPatchCallOutput(_), true) if failed_itself => Some(item.clone()),
+        _ => None,
+    }
 }

@@ -21,7 +21,9 @@ pub enum Disposition {
     /// Needs a human approval before it may run.
     Approval,
     /// A server call of a turn that pauses for the client: not checked nor
-    /// run now; the continuation decides it.
+    /// run now; the continuation decides it. (Hosted calls are not
+    /// deferred: their items are the client's to see, so they run before
+    /// the pause.)
     Deferred,
 }
 
@@ -166,6 +168,12 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
             if s.single_shot() {
                 return NextAction::Finish(Finish::Completed);
             }
+            // A turn that pauses first runs the calls it decided to run now
+            // (hosted calls: its other server calls are deferred, its
+            // refusals answered by the continuation), then pauses.
+            if pauses(s) && s.pending.iter().any(executes) {
+                return plan(s, executes);
+            }
             if s.pending
                 .iter()
                 .any(|p| p.disposition == Disposition::Client)
@@ -185,6 +193,13 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
             // the others ran.
             if waits_for_approval(s) {
                 return NextAction::Interrupt(Interrupt::Approval);
+            }
+            // A pausing turn's client calls, once its hosted calls ran.
+            if s.pending
+                .iter()
+                .any(|p| p.disposition == Disposition::Client)
+            {
+                return NextAction::Interrupt(Interrupt::ClientCalls);
             }
             if !s.pending.is_empty() {
                 // Calls left over because the tool-call budget ran out.
@@ -231,6 +246,13 @@ fn answered(s: &LoopState) -> NextAction {
     }
 }
 
+/// The client or a human must answer before the loop goes on.
+fn pauses(s: &LoopState) -> bool {
+    s.pending
+        .iter()
+        .any(|p| matches!(p.disposition, Disposition::Client | Disposition::Approval))
+}
+
 fn waits_for_approval(s: &LoopState) -> bool {
     s.pending
         .iter()
@@ -244,8 +266,17 @@ fn runs_on_server(p: &PendingCall) -> bool {
     )
 }
 
+fn executes(p: &PendingCall) -> bool {
+    matches!(p.disposition, Disposition::Execute { .. })
+}
+
 /// Server calls to run now, within the remaining tool-call budget.
 fn plan_execution(s: &LoopState) -> NextAction {
+    plan(s, runs_on_server)
+}
+
+/// The calls `which` picks, within the remaining tool-call budget.
+fn plan(s: &LoopState, which: fn(&PendingCall) -> bool) -> NextAction {
     let mut remaining = s.call_budget.saturating_sub(s.executed_calls);
     let wants_execution = s
         .pending
@@ -255,7 +286,7 @@ fn plan_execution(s: &LoopState) -> NextAction {
         return NextAction::Finish(Finish::Stopped(StopReason::MaxToolCalls));
     }
     let mut plan = Vec::new();
-    for p in s.pending.iter().filter(|p| runs_on_server(p)) {
+    for p in s.pending.iter().filter(|p| which(p)) {
         if let Disposition::Execute { .. } = p.disposition {
             if remaining == 0 {
                 continue;

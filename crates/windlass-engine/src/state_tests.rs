@@ -77,7 +77,10 @@ fn single_shot_returns_calls_completed() {
 
 #[test]
 fn any_client_call_pauses_the_whole_turn() {
-    let s = after_model(vec![call("a", exec()), call("b", Disposition::Client)]);
+    let s = after_model(vec![
+        call("a", Disposition::Deferred),
+        call("b", Disposition::Client),
+    ]);
     assert_eq!(
         decide_next_action(&s),
         NextAction::Interrupt(Interrupt::ClientCalls)
@@ -85,8 +88,45 @@ fn any_client_call_pauses_the_whole_turn() {
 }
 
 #[test]
-fn approval_interrupts_before_any_call_runs() {
-    let s = after_model(vec![call("a", exec()), call("b", Disposition::Approval)]);
+fn a_pausing_turn_runs_its_hosted_calls_then_pauses() {
+    // Hosted calls are decided (not deferred) in a pausing turn.
+    // A refusal in that turn is left to the continuation, as before.
+    let mut s = after_model(vec![
+        call("web_search", exec()),
+        call("f", Disposition::Client),
+        call("g", Disposition::Deferred),
+        call("h", Disposition::Reject("not allowed".into())),
+    ]);
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::ExecuteTools(vec![call("web_search", exec())])
+    );
+    // The driver keeps the turn's client and deferred calls after the round.
+    s.phase = Phase::AfterTools;
+    s.pending.remove(0);
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Interrupt(Interrupt::ClientCalls)
+    );
+}
+
+#[test]
+fn approval_interrupts_once_the_hosted_calls_ran() {
+    let mut s = after_model(vec![call("a", exec()), call("b", Disposition::Approval)]);
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::ExecuteTools(vec![call("a", exec())])
+    );
+    s.phase = Phase::AfterTools;
+    s.pending.remove(0);
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Interrupt(Interrupt::Approval)
+    );
+    let s = after_model(vec![
+        call("a", Disposition::Deferred),
+        call("b", Disposition::Approval),
+    ]);
     assert_eq!(
         decide_next_action(&s),
         NextAction::Interrupt(Interrupt::Approval)

@@ -154,6 +154,12 @@ impl ToolSet {
         self.defs.is_empty()
     }
 
+    /// Whether `name` is a hosted tool the gateway runs (`file_search`, ...).
+    pub fn is_hosted(&self, name: &str) -> bool {
+        self.get(name)
+            .is_some_and(|d| matches!(d.origin, ToolOrigin::Hosted(_)))
+    }
+
     /// Whether the request's allowed-tools list lets `name` run.
     pub fn is_allowed(&self, name: &str) -> bool {
         self.allowed.as_ref().is_none_or(|a| a.contains(name))

@@ -1,7 +1,7 @@
 //! What a tool does, as far as governance is concerned: read, write, run a
 //! command, reach the network, or something the caller owns.
 
-use windlass_engine::{ToolDefinition, ToolOrigin};
+use windlass_engine::{ServerRunType, ToolDefinition, ToolOrigin};
 
 /// The reserved MCP server label of Windlass's built-in tools.
 pub const BUILTIN_LABEL: &str = "windlass";
@@ -92,6 +92,8 @@ pub fn classify(name: &str, def: Option<&ToolDefinition>, hints: Option<&dyn Too
             _ => Effect::Write,
         },
         (None, None, Some(ToolOrigin::Function)) => Effect::Own,
+        // `shell` / `apply_patch` the gateway runs in its sandbox.
+        (None, None, Some(ToolOrigin::ServerRun(ServerRunType::Shell))) => Effect::Exec,
         // A gateway tool or an unknown one: assume the worst.
         _ => Effect::Write,
     };

@@ -6,19 +6,20 @@
 //! client in OpenAI's form: a `function_call` with `namespace`, or a
 //! `custom_tool_call` with the free-form `input`. OpenAI's client-executed
 //! tool types (`shell`, `local_shell`, `apply_patch`, `computer_use_preview`)
-//! are in `typed`, their answers in `outputs`.
+//! are in `typed`, their answers in `outputs`; `shell` and `apply_patch`
+//! run by the gateway instead, in `server_run`.
 
 pub mod outputs;
+pub mod server_run;
 pub mod typed;
 
 use std::collections::HashSet;
 
 use serde_json::{json, Value};
-use tracing::warn;
 use windlass_protocol::ids::{new_id, prefix};
 use windlass_protocol::{
-    CreateResponseRequest, CustomTool, CustomToolCall, CustomToolFormat, FunctionCall,
-    FunctionCallOutput, FunctionTool, Item, ItemStatus, NamespaceTool, NamespacedTool,
+    CustomTool, CustomToolCall, CustomToolFormat, FunctionCall, FunctionCallOutput, FunctionTool,
+    Item, ItemStatus, NamespaceTool, NamespacedTool,
 };
 
 use crate::error::EngineError;
@@ -149,26 +150,6 @@ fn custom_definition(c: &CustomTool, namespace: Option<&str>) -> (ToolDefinition
         name: c.name.clone(),
     };
     (def, shape)
-}
-
-/// Logs, once per request, the hosted tools it carries: they stay in the
-/// response's `tools` but are not offered to the model.
-pub fn warn_hosted(req: &CreateResponseRequest) {
-    let hosted: Vec<&str> = req
-        .tools
-        .iter()
-        .flatten()
-        .filter(|t| t.is_hosted())
-        // Those the loop hosts are offered, refused or dropped at prepare.
-        .filter(|t| windlass_protocol::hosted_replay::HostedKind::of_tool(t).is_none())
-        .map(|t| t.type_name())
-        .collect();
-    if !hosted.is_empty() {
-        warn!(
-            tools = %hosted.join(", "),
-            "hosted tools not offered to the model: this gateway cannot run them"
-        );
-    }
 }
 
 /// An item of OpenAI's client-executed types (a call or the client's

@@ -20,20 +20,39 @@ pub(crate) async fn opened(out: &mut Emitter<'_>, idx: usize) {
     stage(out, idx, HostedStage::InProgress).await;
 }
 
+/// A piece of a code interpreter's code, as the model writes it.
+pub(crate) async fn code_delta(out: &mut Emitter<'_>, idx: usize, delta: String) {
+    if delta.is_empty() || !out.on() {
+        return;
+    }
+    let item_id = item_id(out, idx);
+    out.emit(EventData::CodeInterpreterCallCodeDelta {
+        item_id,
+        output_index: idx,
+        delta,
+    })
+    .await;
+}
+
 /// The model finished the call: its arguments go into the item (the query,
-/// the page, the code); the item stays open until the call has run.
-pub(crate) async fn arguments_done(out: &mut Emitter<'_>, idx: usize, arguments: &str) {
+/// the page, the code); the item stays open until the call has run. A code
+/// interpreter's code, `streamed` so far as deltas, gets its last delta
+/// (what the deltas missed, if any) and its `done`.
+pub(crate) async fn arguments_done(
+    out: &mut Emitter<'_>,
+    idx: usize,
+    arguments: &str,
+    streamed: &str,
+) {
     let item = out.item_mut(idx);
     hosted_replay::apply_arguments(item, arguments);
     if let Item::CodeInterpreterCall(c) = item {
         let code = c.code.clone().unwrap_or_default();
         let item_id = c.id.clone();
-        out.emit(EventData::CodeInterpreterCallCodeDelta {
-            item_id: item_id.clone(),
-            output_index: idx,
-            delta: code.clone(),
-        })
-        .await;
+        // The deltas are a prefix of the code unless the arguments were
+        // not what they looked like while streaming; then no more deltas.
+        let rest = code.strip_prefix(streamed).unwrap_or_default().to_owned();
+        code_delta(out, idx, rest).await;
         out.emit(EventData::CodeInterpreterCallCodeDone {
             item_id,
             output_index: idx,

@@ -14,6 +14,7 @@
 //!   (`windlass_protocol::hosted_replay`).
 
 pub(crate) mod calls;
+pub(crate) mod code_stream;
 
 use std::sync::Arc;
 
@@ -70,6 +71,33 @@ fn may_drop(drop_unserved: &[String], kind: HostedKind) -> bool {
     drop_unserved
         .iter()
         .any(|t| t == "*" || t == kind.function_name())
+}
+
+/// A tool type nothing here can serve: one of OpenAI's types this engine
+/// has no shape for (`tool_search`, `computer`, ...) or a type it does not
+/// know at all. The same rule as an unserved hosted type: refused (400
+/// `unsupported_tool_type` on `tools[i].type`), or left out when the
+/// operator drops every unserved type (`*`) or names this one (`Ok`: the
+/// tool is dropped).
+pub(crate) fn unservable(
+    tool: &Tool,
+    index: usize,
+    drop_unserved: &[String],
+) -> Result<(), EngineError> {
+    let name = tool.type_name();
+    if drop_unserved.iter().any(|t| t == "*" || t == name) {
+        return Ok(());
+    }
+    let message = if tool.is_hosted() {
+        format!("Tool type '{name}' is not available on this gateway: nothing here runs it.")
+    } else {
+        format!("Tool type '{name}' is not supported.")
+    };
+    Err(EngineError::invalid_code(
+        message,
+        Some(&format!("tools[{index}].type")),
+        "unsupported_tool_type",
+    ))
 }
 
 fn what_to_configure(kind: HostedKind) -> &'static str {

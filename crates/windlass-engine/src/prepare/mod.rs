@@ -46,11 +46,10 @@ impl Engine {
             inner.mcp.is_some(),
             &inner.config.drop_unserved_hosted,
         )?;
-        crate::client_shapes::warn_hosted(&req);
         if !resolved.dropped.is_empty() {
             tracing::warn!(
                 tools = %resolved.dropped.join(", "),
-                "hosted tools left out: no executor serves them on this gateway"
+                "tools left out: nothing serves their types on this gateway"
             );
         }
         if let Some(hub) = inner.mcp.as_deref() {

@@ -167,25 +167,23 @@ fn declare_tools(
             | Tool::LocalShell(_)
             | Tool::ApplyPatch(_)
             | Tool::ComputerUsePreview(_) => {
-                if let Some((def, shape)) = client_shapes::typed::typed_definition(tool, i)? {
+                let typed = match client_shapes::server_run::served_definition(tool, i, executors)?
+                {
+                    Some(served) => Some(served),
+                    None => client_shapes::typed::typed_definition(tool, i)?,
+                };
+                if let Some((def, shape)) = typed {
                     client_shapes::insert_unique(&mut d.names, &def, format!("tools[{i}].type"))?;
                     d.shapes.push((def.name.clone(), shape));
                     d.defs.push(def);
                 }
             }
             Tool::ImageGeneration(_) => return Err(image_generation_refused(i)),
-            // The other hosted types OpenAI names (untyped here) are not
-            // offered to the model (prepare logs them) and stay in the
-            // response's `tools`.
-            _ if tool.is_hosted() => {}
-            // Unknown types, and any the protocol crate learns before this
-            // engine handles them, are refused.
+            // OpenAI's types this engine has no shape for, and unknown
+            // types: refused, or left out visibly as the operator chose.
             _ => {
-                return Err(EngineError::invalid_code(
-                    format!("Tool type '{}' is not supported.", tool.type_name()),
-                    Some(&format!("tools[{i}].type")),
-                    "unsupported_tool_type",
-                ))
+                hosted::unservable(tool, i, drop_unserved)?;
+                d.dropped.push(tool.type_name().to_owned());
             }
         }
     }

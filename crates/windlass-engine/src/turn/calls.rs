@@ -59,6 +59,9 @@ pub(crate) async fn tool_delta(
                     let i = out.add_item(item).await;
                     if hosted {
                         open.hosted_args.insert(i, String::new());
+                        if matches!(out.item_mut(i), Item::CodeInterpreterCall(_)) {
+                            open.code.insert(i, Default::default());
+                        }
                         hosted::calls::opened(out, i).await;
                     }
                     i
@@ -69,8 +72,13 @@ pub(crate) async fn tool_delta(
         }
     };
     if let Some(args) = open.hosted_args.get_mut(&idx) {
-        // A hosted call's arguments become its item's fields when it closes.
+        // A hosted call's arguments become its item's fields when it closes;
+        // a code interpreter's code is shown as it arrives.
         args.push_str(&arguments);
+        if let Some(code) = open.code.get_mut(&idx) {
+            let delta = code.push(&arguments);
+            hosted::calls::code_delta(out, idx, delta).await;
+        }
         return idx;
     }
     if !arguments.is_empty() {
@@ -212,7 +220,9 @@ pub(crate) async fn close_calls(out: &mut Emitter<'_>, open: &mut Open, status: 
             // Open until the call has run, like an `mcp_call`.
             item if HostedKind::of_item(item).is_some() => {
                 let arguments = open.hosted_args.get(&idx).cloned().unwrap_or_default();
-                hosted::calls::arguments_done(out, idx, &arguments).await;
+                let streamed = open.code.remove(&idx);
+                let streamed = streamed.as_ref().map_or("", |c| c.decoded());
+                hosted::calls::arguments_done(out, idx, &arguments, streamed).await;
             }
             _ => out.item_done(idx).await,
         }

@@ -60,6 +60,8 @@ pub(crate) struct Open {
     /// The arguments of hosted calls (their items have no field for them),
     /// by output index.
     pub hosted_args: HashMap<usize, String>,
+    /// The code of open `code_interpreter` calls, streamed as it arrives.
+    pub code: HashMap<usize, crate::hosted::code_stream::CodeStream>,
 }
 
 pub(crate) async fn run_turn(

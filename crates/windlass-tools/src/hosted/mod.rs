@@ -10,6 +10,7 @@
 
 pub mod apply_patch;
 pub mod code_interpreter;
+pub mod server_run;
 pub mod shell;
 pub mod web_search;
 

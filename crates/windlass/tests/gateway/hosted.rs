@@ -264,6 +264,80 @@ async fn an_unserved_hosted_type_is_refused_and_web_search_dropped_visibly() {
     gw.stop().await;
 }
 
+#[tokio::test]
+async fn untyped_and_unknown_tool_types_are_refused_or_dropped_visibly() {
+    let tools = json!([
+        {"type": "function", "name": "f", "parameters": {"type": "object", "properties": {}}},
+        {"type": "tool_search"},
+        {"type": "made_up_tool", "x": 1}
+    ]);
+    let gw = Gateway::start().await;
+    let (status, err) = gw
+        .post_json(
+            "/v1/responses",
+            &json!({"model": "m", "input": "hi", "tools": tools}),
+        )
+        .await;
+    assert_eq!(status, 400, "{err}");
+    assert_eq!(err["error"]["param"], "tools[1].type");
+    assert_eq!(err["error"]["code"], "unsupported_tool_type");
+    assert!(err["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("tool_search"));
+    // The operator names tool_search in the drop list: the unknown type
+    // is still refused, and nothing reached the model.
+    let only_unknown = json!([{"type": "tool_search"}, {"type": "made_up_tool"}]);
+    let mut options = GatewayOptions::default();
+    options.engine.drop_unserved_hosted = vec!["tool_search".into()];
+    let named = Gateway::start_with(options).await;
+    let (status, err) = named
+        .post_json(
+            "/v1/responses",
+            &json!({"model": "m", "input": "hi", "tools": only_unknown}),
+        )
+        .await;
+    assert_eq!(status, 400, "{err}");
+    assert_eq!(err["error"]["param"], "tools[1].type");
+    assert!(err["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("made_up_tool"));
+    assert!(gw.upstream.requests().is_empty() && named.upstream.requests().is_empty());
+    named.stop().await;
+    gw.stop().await;
+
+    // `unserved = "drop"`: both left out, named in the header, never
+    // offered to the model, kept in the response's tools.
+    let mut options = GatewayOptions::default();
+    options.engine.drop_unserved_hosted = vec!["*".into()];
+    let gw = Gateway::start_with(options).await;
+    gw.upstream.push(Reply::text("hello"));
+    let resp = gw
+        .client
+        .post(gw.url("/v1/responses"))
+        .json(&json!({"model": "m", "input": "hi", "tools": tools}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.headers()["x-windlass-dropped-tools"].to_str().unwrap(),
+        "tool_search, made_up_tool"
+    );
+    let body: Value = resp.json().await.unwrap();
+    let types: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["function", "tool_search", "made_up_tool"]);
+    let reqs = gw.upstream.requests();
+    assert_eq!(upstream_tool_names(reqs.last().unwrap()), ["f"]);
+    gw.stop().await;
+}
+
 /// A SearXNG-shaped `/search` answering every query with two results.
 async fn searxng() -> String {
     use axum::routing::get;
@@ -327,5 +401,72 @@ async fn web_search_over_a_searxng_backend() {
     let id = call["id"].as_str().unwrap();
     let told = tool_text(&gw.upstream.requests()[1], id);
     assert!(told.contains("1. Tokio\n   https://tokio.rs/"), "{told}");
+    gw.stop().await;
+}
+
+/// The model asks a client function and a hosted tool in one turn: the
+/// search runs before the response pauses for the client (its item is
+/// `completed`, the client never answers it), and the continuation's model
+/// turn sees both results.
+#[tokio::test]
+async fn a_hosted_call_in_a_turn_that_pauses_for_the_client_runs_first() {
+    let url = searxng().await;
+    let config: windlass_tools::hosted::web_search::WebSearchConfig = serde_json::from_value(
+        json!({"provider": "searxng", "url": url, "allow_hosts": ["127.0.0.1"]}),
+    )
+    .unwrap();
+    let gw = Gateway::start_with(GatewayOptions {
+        executors: vec![Arc::new(config.build().unwrap())],
+        ..Default::default()
+    })
+    .await;
+    let tools = json!([{"type": "web_search"}, func("lookup")]);
+    for stream in [false, true] {
+        gw.upstream.push(Reply::tool_calls([
+            windlass_testkit::ToolCallSpec::new("web_search", r#"{"query":"tokio"}"#),
+            windlass_testkit::ToolCallSpec::new("lookup", r#"{"q":"tokio"}"#).id("call_lookup"),
+        ]));
+        let first = json!({"model": "m", "input": "Find tokio", "tools": tools, "stream": stream});
+        let resp = if stream {
+            let cap = gw.stream(&first).await;
+            assert_eq!(terminal(&cap), "response.completed");
+            // The search ran in this stream.
+            assert!(cap.types().contains(&"response.web_search_call.searching"));
+            cap.final_response().clone()
+        } else {
+            let (status, resp) = gw.post_json("/v1/responses", &first).await;
+            assert_eq!(status, 200, "{resp}");
+            resp
+        };
+        assert_eq!(output_types(&resp), ["web_search_call", "function_call"]);
+        let search = &output(&resp)[0];
+        assert_eq!(search["status"], "completed", "{search}");
+        assert_eq!(search["action"]["query"], "tokio");
+        assert_eq!(output(&resp)[1]["call_id"], "call_lookup");
+        let search_id = search["id"].as_str().unwrap().to_owned();
+
+        // The client answers its own call only.
+        gw.upstream.push(Reply::text("Tokio is a runtime."));
+        let (status, next) = gw
+            .post_json(
+                "/v1/responses",
+                &json!({"model": "m", "tools": tools, "previous_response_id": resp["id"],
+                        "input": [{"type": "function_call_output", "call_id": "call_lookup",
+                                   "output": "lookup says: async"}]}),
+            )
+            .await;
+        assert_eq!(status, 200, "{next}");
+        assert_eq!(next["status"], "completed", "{next}");
+        assert_eq!(output_types(&next), ["message"]);
+        let reqs = gw.upstream.requests();
+        let last = reqs.last().unwrap();
+        assert!(tool_text(last, &search_id).contains("https://tokio.rs/"));
+        assert_eq!(tool_text(last, "call_lookup"), "lookup says: async");
+        // The stored paused response keeps the completed search.
+        let (_, stored) = gw
+            .get_json(&format!("/v1/responses/{}", resp["id"].as_str().unwrap()))
+            .await;
+        assert_eq!(stored["output"][0]["status"], "completed");
+    }
     gw.stop().await;
 }

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod background;
+mod code_interpreter;
 mod compact;
 mod context_fit;
 mod conversations;
@@ -19,6 +20,7 @@ mod messages_thinking;
 mod meta;
 mod prompts;
 mod resume_keepalive;
+mod server_run;
 mod slow_upstream;
 mod smoke;
 mod sse_keepalive;

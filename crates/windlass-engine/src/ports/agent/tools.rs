@@ -40,6 +40,28 @@ pub enum ToolOrigin {
     /// A hosted tool type of the request (`file_search`, `web_search`,
     /// `code_interpreter`), offered to the model as a function.
     Hosted(Box<HostedTool>),
+    /// One of OpenAI's client-executed types that the operator has the
+    /// gateway run instead (`shell`, `apply_patch`): offered to the model
+    /// as for a client, its calls and outputs are OpenAI's items.
+    ServerRun(ServerRunType),
+}
+
+/// The client-executed types a gateway may run itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ServerRunType {
+    Shell,
+    ApplyPatch,
+}
+
+impl ServerRunType {
+    /// The tool type, which is also the model-visible function name.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            ServerRunType::Shell => "shell",
+            ServerRunType::ApplyPatch => "apply_patch",
+        }
+    }
 }
 
 /// A hosted tool of the request: its settings as the client sent them,

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use windlass_engine::{
-    ContainerListRequest, ContainerStore, FileStore, HostedProgress, SortOrder, ToolCall,
-    ToolContext, ToolDefinition, ToolError, ToolExecutor, ToolKind, ToolOrigin, ToolResult,
+    ContainerListRequest, ContainerStore, FileStore, SortOrder, ToolCall, ToolContext,
+    ToolDefinition, ToolError, ToolExecutor, ToolKind, ToolOrigin, ToolResult,
 };
 use windlass_protocol::hosted_replay::HostedKind;
 use windlass_protocol::ids::{new_id, prefix};
@@ -286,9 +286,8 @@ impl ToolExecutor for CodeInterpreterExecutor {
             .ok()
             .and_then(|v| v.get("code").and_then(Value::as_str).map(str::to_owned))
             .ok_or_else(|| ToolError::InvalidArguments("`code` (a string) is required".into()))?;
-        hosted
-            .progress
-            .report(HostedProgress::CodeDone(code.clone()));
+        // The loop has streamed the code (deltas and done) while the model
+        // wrote it; nothing more to report before the run.
         let mut item = CodeInterpreterCall {
             id: hosted.item_id.clone(),
             code: Some(code.clone()),
