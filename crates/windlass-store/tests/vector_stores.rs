@@ -82,6 +82,7 @@ async fn new_store(s: &dyn Retrieval, tenant: &str, id: &str, model: Option<&str
         &NewVectorStore {
             id: id.to_owned(),
             name: format!("store {id}"),
+            description: None,
             created_at: 100,
             metadata,
             expires_after: None,
@@ -290,6 +291,7 @@ async fn vector_store_crud_and_tenancy() {
 
         let update = VectorStoreUpdate {
             name: Some("renamed".into()),
+            description: None,
             expires_after: Some(Some(ExpiresAfter {
                 anchor: ExpiresAnchor::LastActiveAt,
                 days: 3,
