@@ -35,6 +35,7 @@ use crate::support::{config, databases, load, Server};
 /// Distinct words of the synthetic text.
 const VOCABULARY: u64 = 5_000;
 const PER_FILE: usize = 500;
+/// Searches timed per store, unless `WINDLASS_SCALE_QUERIES` says.
 const QUERIES: usize = 200;
 
 trait Retrieval: FileStore + VectorStoreStore {}
@@ -151,6 +152,13 @@ async fn fill(s: &dyn Retrieval, id: &str, chunks: usize, model: Option<(&str, u
     }
 }
 
+fn queries() -> usize {
+    std::env::var("WINDLASS_SCALE_QUERIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(QUERIES)
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
@@ -161,8 +169,9 @@ async fn time_searches(server: &Server, store: &str) -> (Duration, Duration) {
     let me = server.me();
     let path = format!("/v1/vector_stores/{store}/search");
     let mut seed = 11;
-    let mut times = Vec::with_capacity(QUERIES);
-    for i in 0..QUERIES + 10 {
+    let queries = queries();
+    let mut times = Vec::with_capacity(queries);
+    for i in 0..queries + 10 {
         let query = format!(
             "how do I {} the {} {}?",
             word(&mut seed),
@@ -228,7 +237,8 @@ async fn search_latency() {
         let server = Server::start(&db, None).await;
         let (p50, p99) = time_searches(&server, "vs_keyword").await;
         eprintln!(
-            "{backend}: {chunks} chunks keyword-only: p50 {p50:?} p99 {p99:?} ({QUERIES} sequential searches; load {})",
+            "{backend}: {chunks} chunks keyword-only: p50 {p50:?} p99 {p99:?} ({} sequential searches; load {})",
+            queries(),
             load()
         );
         drop(server);
@@ -239,7 +249,8 @@ async fn search_latency() {
         let server = Server::start(&db, Some(&cfg)).await;
         let (p50, p99) = time_searches(&server, "vs_hybrid").await;
         eprintln!(
-            "{backend}: {chunks} chunks hybrid (384 dims, stand-in query embedder): p50 {p50:?} p99 {p99:?} ({QUERIES} sequential searches; load {})",
+            "{backend}: {chunks} chunks hybrid (384 dims, stand-in query embedder): p50 {p50:?} p99 {p99:?} ({} sequential searches; load {})",
+            queries(),
             load()
         );
     }
