@@ -31,8 +31,8 @@ pub struct VectorStore {
     pub object: String,
     pub created_at: u64,
     pub name: String,
-    /// As given at creation (or by a modify); `null` when none was.
-    #[serde(default)]
+    /// As given at creation (or by a modify); absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Bytes of the extracted text of its completed files.
     pub usage_bytes: u64,
