@@ -63,9 +63,14 @@ def test_files_create_list_retrieve_content_delete(sdk, tmp_path):
 
 
 def test_vector_store_upload_and_poll_then_search(sdk, gateway, tmp_path):
-    store = sdk.vector_stores.create(name="kb", metadata={"team": "ops"})
+    store = sdk.vector_stores.create(
+        name="kb", description="office notes and policies", metadata={"team": "ops"}
+    )
     assert store.id.startswith("vs_")
     assert store.name == "kb" and store.metadata == {"team": "ops"}
+    # Stored and returned (a field the SDK may or may not declare).
+    kept = sdk.vector_stores.retrieve(store.id).to_dict()
+    assert kept["description"] == "office notes and policies"
     mode = store.model_extra.get("search_mode")
     assert mode == ("hybrid" if gateway.embedding_model else "keyword")
 
@@ -94,6 +99,10 @@ def test_vector_store_upload_and_poll_then_search(sdk, gateway, tmp_path):
         store.id, query=["refund", "days"], max_num_results=1, rewrite_query=False
     )
     assert [r.filename for r in page.data] == ["policy.md"]
+    # No model rewrites queries here: rewrite_query=True is refused, not ignored.
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk.vector_stores.search(store.id, query="refund", rewrite_query=True)
+    assert refused.value.body["param"] == "rewrite_query"
 
     with pytest.raises(openai.BadRequestError):
         sdk.vector_stores.search(store.id, query="x", max_num_results=99)

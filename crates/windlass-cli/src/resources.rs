@@ -12,6 +12,7 @@
 //! lease_secs = 60                # a dead process's files are taken again after this
 //! poll_secs = 5                  # look for files attached on other replicas
 //! drain_secs = 10                # on shutdown, wait this long for files in progress
+//! expiry_sweep_secs = 60         # how often expired vector stores and containers are swept
 //! ```
 //!
 //! [`wire`] is the one function that builds the resources; other wiring
@@ -56,6 +57,10 @@ pub struct RetrievalFile {
     pub poll_secs: Option<u64>,
     /// Seconds a draining server waits for files in progress (default 10).
     pub drain_secs: Option<u64>,
+    /// Seconds between expiry sweeps (default 60): vector stores whose
+    /// `expires_after` has passed are marked `expired` and their chunks
+    /// deleted; idle containers expire.
+    pub expiry_sweep_secs: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -81,6 +86,11 @@ pub fn ingest_config(file: &RetrievalFile) -> Result<IngestConfig, ResourcesErro
     cfg.lease = secs(file.lease_secs, "lease_secs", cfg.lease)?;
     cfg.poll = secs(file.poll_secs, "poll_secs", cfg.poll)?;
     cfg.drain = secs(file.drain_secs, "drain_secs", cfg.drain)?;
+    cfg.expiry_sweep = secs(
+        file.expiry_sweep_secs,
+        "expiry_sweep_secs",
+        cfg.expiry_sweep,
+    )?;
     match file.ingest_concurrency {
         Some(0) => return Err(ResourcesError::Zero("ingest_concurrency")),
         Some(n) => cfg.concurrency = n,

@@ -31,6 +31,9 @@ pub struct VectorStore {
     pub object: String,
     pub created_at: u64,
     pub name: String,
+    /// As given at creation (or by a modify); absent when none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Bytes of the extracted text of its completed files.
     pub usage_bytes: u64,
     pub file_counts: FileCounts,
@@ -116,6 +119,8 @@ pub struct CreateVectorStoreRequest {
 pub struct UpdateVectorStoreRequest {
     #[serde(default)]
     pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
     #[serde(default, deserialize_with = "explicit")]
     pub expires_after: Option<Option<ExpiresAfter>>,
     #[serde(default)]
@@ -334,7 +339,8 @@ pub struct SearchRequest {
     pub max_num_results: Option<u32>,
     #[serde(default)]
     pub ranking_options: Option<RankingOptions>,
-    /// Accepted; queries are not rewritten (there is no model for it here).
+    /// `true` is refused (400): no model rewrites queries here; `false` or
+    /// absent searches the queries as given.
     #[serde(default)]
     pub rewrite_query: Option<bool>,
 }

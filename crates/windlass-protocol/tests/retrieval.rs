@@ -70,6 +70,14 @@ fn vector_store_object() {
     }))
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(plain.search_mode, SearchMode::Keyword);
+    let described: VectorStore = round_trip(json!({
+        "id": "vs_2", "object": "vector_store", "created_at": 1, "name": "docs",
+        "description": "the team's notes", "usage_bytes": 0,
+        "file_counts": {"in_progress": 0, "completed": 0, "failed": 0, "cancelled": 0, "total": 0},
+        "status": "expired", "expires_after": null, "expires_at": 9, "last_active_at": 1,
+        "metadata": {}, "search_mode": "keyword"
+    }));
+    assert_eq!(described.description.as_deref(), Some("the team's notes"));
 }
 
 #[test]

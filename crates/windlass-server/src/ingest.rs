@@ -1,6 +1,9 @@
 //! The background ingestion worker: claims files attached to vector stores
 //! (of every tenant) and runs the `Ingestor` on them, a few at a time; and
-//! expires idle containers.
+//! sweeps expiry: idle containers, and vector stores whose `expires_after`
+//! has passed (marked `expired`, their chunks deleted), every
+//! `[retrieval] expiry_sweep_secs`, across tenants. Every replica sweeps;
+//! the store makes each expiry happen once.
 //!
 //! - Claims are leases (`[retrieval] lease_secs`), renewed while a file is
 //!   worked on. A process that dies mid-file leaves the file `in_progress`
@@ -27,9 +30,6 @@ use windlass_retrieval::{Ingested, Ingestor};
 
 use crate::resources::{now_secs, Resources};
 
-/// How often idle containers are expired.
-const CONTAINER_EXPIRY_EVERY: Duration = Duration::from_secs(60);
-
 /// Runs until `stop` is cancelled, then drains.
 pub async fn run(res: Arc<Resources>, replica: String, stop: CancellationToken) {
     let worker = format!("{replica}-ingest");
@@ -40,7 +40,7 @@ pub async fn run(res: Arc<Resources>, replica: String, stop: CancellationToken) 
     let mut running = JoinSet::new();
     let mut renew = tokio::time::interval((cfg.lease / 3).max(Duration::from_millis(200)));
     let mut poll = tokio::time::interval(cfg.poll.max(Duration::from_millis(50)));
-    let mut expiry = tokio::time::interval(CONTAINER_EXPIRY_EVERY);
+    let mut expiry = tokio::time::interval(cfg.expiry_sweep.max(Duration::from_millis(100)));
     loop {
         if running.len() < slots {
             claim(
@@ -63,7 +63,10 @@ pub async fn run(res: Arc<Resources>, replica: String, stop: CancellationToken) 
                     renew_claims(&res, &worker, lease_secs).await;
                 }
             }
-            _ = expiry.tick() => expire_containers(&res).await,
+            _ = expiry.tick() => {
+                expire_containers(&res).await;
+                expire_vector_stores(&res).await;
+            }
         }
     }
     drain(&res, &worker, lease_secs, cfg.drain, running).await;
@@ -133,6 +136,17 @@ async fn expire_containers(res: &Resources) {
         }
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "cannot expire containers"),
+    }
+}
+
+async fn expire_vector_stores(res: &Resources) {
+    match res.vector_stores.expire_vector_stores(now_secs()).await {
+        Ok(expired) => {
+            for store in &expired {
+                tracing::info!(tenant = %store.tenant, vector_store = %store.id, "vector store expired; its chunks were deleted");
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot expire vector stores"),
     }
 }
 

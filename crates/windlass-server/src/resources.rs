@@ -45,6 +45,8 @@ pub struct IngestConfig {
     /// How long a draining worker waits for files in progress before it
     /// stops them and releases their claims.
     pub drain: Duration,
+    /// How often expired containers and vector stores are swept.
+    pub expiry_sweep: Duration,
 }
 
 impl Default for IngestConfig {
@@ -54,6 +56,7 @@ impl Default for IngestConfig {
             lease: Duration::from_secs(60),
             poll: Duration::from_secs(5),
             drain: Duration::from_secs(10),
+            expiry_sweep: Duration::from_secs(60),
         }
     }
 }
@@ -135,6 +138,16 @@ impl Resources {
     pub(crate) fn wake_ingestion(&self) {
         self.attached.notify_one();
     }
+}
+
+/// An expired vector store (`expires_after` passed): it can be read,
+/// modified and deleted, not searched or given files.
+pub(crate) fn vector_store_expired(id: &str, what: &str) -> ApiError {
+    ApiError::invalid(format!(
+        "Vector store '{id}' has expired (expires_after) and can no longer be {what}."
+    ))
+    .param("vector_store_id")
+    .code("vector_store_expired")
 }
 
 /// Seconds since the epoch.

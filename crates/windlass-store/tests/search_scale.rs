@@ -59,6 +59,7 @@ async fn fill(s: &dyn Retrieval, chunks: usize) {
         &NewVectorStore {
             id: "vs".into(),
             name: "vs".into(),
+            description: None,
             created_at: 1,
             metadata: meta,
             expires_after: None,

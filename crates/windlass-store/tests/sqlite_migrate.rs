@@ -38,7 +38,10 @@ fn make_sqlx_era(conn: &Connection) {
 /// added (5 and 6 create their tables only if missing).
 fn back_to_version_3(conn: &Connection) {
     conn.execute_batch(
-        "DROP INDEX conversations_by_activity; \
+        "DROP INDEX vector_stores_expiring; \
+         ALTER TABLE vector_stores DROP COLUMN expired_at; \
+         ALTER TABLE vector_stores DROP COLUMN description; \
+         DROP INDEX conversations_by_activity; \
          ALTER TABLE conversations DROP COLUMN updated_at; \
          DROP INDEX items_by_public_id_tenant; \
          DROP INDEX responses_by_created_at; \
@@ -77,7 +80,7 @@ async fn version_3_rows_become_the_default_tenants() {
         Some(transcript(&[&a, &b]))
     );
     store.close().await;
-    assert_eq!(user_version(&Connection::open(&db.path).expect("raw")), 10);
+    assert_eq!(user_version(&Connection::open(&db.path).expect("raw")), 11);
 }
 
 #[tokio::test]
@@ -86,7 +89,7 @@ async fn new_file_gets_current_version() {
     let store = SqliteStore::open(&db.path).await.expect("open");
     store.close().await;
     let conn = Connection::open(&db.path).expect("raw");
-    assert_eq!(user_version(&conn), 10);
+    assert_eq!(user_version(&conn), 11);
     drop(conn);
     // Reopening applies nothing (migration 2 would fail a second time).
     let store = SqliteStore::open(&db.path).await.expect("reopen");
@@ -129,7 +132,7 @@ async fn sqlx_migrated_file_keeps_working() {
     store.close().await;
 
     let conn = Connection::open(&db.path).expect("raw");
-    assert_eq!(user_version(&conn), 10);
+    assert_eq!(user_version(&conn), 11);
     let rows: i64 = conn
         .query_row("SELECT COUNT(*) FROM _sqlx_migrations", [], |r| r.get(0))
         .expect("sqlx rows");

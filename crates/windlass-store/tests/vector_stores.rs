@@ -82,6 +82,7 @@ async fn new_store(s: &dyn Retrieval, tenant: &str, id: &str, model: Option<&str
         &NewVectorStore {
             id: id.to_owned(),
             name: format!("store {id}"),
+            description: None,
             created_at: 100,
             metadata,
             expires_after: None,
@@ -290,6 +291,7 @@ async fn vector_store_crud_and_tenancy() {
 
         let update = VectorStoreUpdate {
             name: Some("renamed".into()),
+            description: None,
             expires_after: Some(Some(ExpiresAfter {
                 anchor: ExpiresAnchor::LastActiveAt,
                 days: 3,
@@ -309,9 +311,10 @@ async fn vector_store_crud_and_tenancy() {
         s.touch_vector_stores(T, &["vs_1".into()], 4_000_000_000)
             .await
             .unwrap();
+        // Use does not revive an expired store.
         let touched = s.get_vector_store(T, "vs_1").await.unwrap().unwrap();
-        assert_eq!(touched.status, VectorStoreStatus::Completed);
-        assert_eq!(touched.last_active_at, Some(4_000_000_000));
+        assert_eq!(touched.status, VectorStoreStatus::Expired);
+        assert_eq!(touched.last_active_at, Some(100));
         let cleared = VectorStoreUpdate {
             expires_after: Some(None),
             ..Default::default()
@@ -325,6 +328,9 @@ async fn vector_store_crud_and_tenancy() {
             (up.expires_after, up.expires_at, up.name.as_str()),
             (None, None, "renamed")
         );
+        // Until the sweep has marked it, a store's policy can still be
+        // lifted (see vector_store_expiry.rs for after).
+        assert_eq!(up.status, VectorStoreStatus::Completed);
 
         let list = s
             .list_vector_stores(T, &ListRequest::first(10, SortOrder::Desc))

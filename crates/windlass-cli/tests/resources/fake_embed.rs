@@ -11,6 +11,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
+/// Dimensions of the vectors unless told otherwise.
 const DIMENSIONS: usize = 64;
 
 #[derive(Clone, Default)]
@@ -18,11 +19,20 @@ pub struct FakeEmbed {
     pub stall: Arc<AtomicBool>,
     pub requests: Arc<AtomicUsize>,
     pub addr: Option<SocketAddr>,
+    dimensions: usize,
 }
 
 impl FakeEmbed {
     pub async fn start() -> FakeEmbed {
-        let mut fake = FakeEmbed::default();
+        FakeEmbed::with_dimensions(DIMENSIONS).await
+    }
+
+    /// Vectors of `dimensions` (all-MiniLM-L6-v2's shape is 384).
+    pub async fn with_dimensions(dimensions: usize) -> FakeEmbed {
+        let mut fake = FakeEmbed {
+            dimensions,
+            ..FakeEmbed::default()
+        };
         let state = fake.clone();
         let app = Router::new().route(
             "/v1/embeddings",
@@ -62,7 +72,7 @@ impl FakeEmbed {
         let data: Vec<Value> = texts
             .iter()
             .enumerate()
-            .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": vector(t)}))
+            .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": vector(t, self.dimensions)}))
             .collect();
         Json(json!({
             "object": "list", "data": data, "model": body["model"],
@@ -71,8 +81,8 @@ impl FakeEmbed {
     }
 }
 
-fn vector(text: &str) -> Vec<f32> {
-    let mut v = vec![0f32; DIMENSIONS];
+fn vector(text: &str, dimensions: usize) -> Vec<f32> {
+    let mut v = vec![0f32; dimensions];
     for word in text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -83,7 +93,7 @@ fn vector(text: &str) -> Vec<f32> {
             .fold(1469598103934665603u64, |h, b| {
                 (h ^ u64::from(b)).wrapping_mul(1099511628211)
             });
-        v[(h % DIMENSIONS as u64) as usize] += 1.0;
+        v[(h % dimensions as u64) as usize] += 1.0;
     }
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
     v.iter().map(|x| x / norm).collect()

@@ -7,10 +7,12 @@
 
 mod containers;
 mod embeddings;
+mod expiry;
 mod fake_embed;
 mod files;
 mod measure;
 mod replicas;
 mod restart;
+mod search_latency;
 mod support;
 mod vector_stores;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::{config, databases, Server};
+use crate::support::{config, databases, load, Server};
 
 /// Peak resident memory of a process (Linux `VmHWM`), in MiB.
 fn peak_rss_mib(pid: u32) -> Option<f64> {
@@ -87,9 +87,10 @@ async fn measure_ingestion() {
         let server = Server::start(&db, None).await;
         let (upload, ingest_time, _, _) = ingest(&server, "big.txt", &bytes).await;
         eprintln!(
-            "{backend}: {mb} MiB keyword-only: upload {upload:?}, ingestion {ingest_time:?} ({:.2} MiB/s), server peak RSS {:.0} MiB",
+            "{backend}: {mb} MiB keyword-only: upload {upload:?}, ingestion {ingest_time:?} ({:.2} MiB/s), server peak RSS {:.0} MiB; load {}",
             mb as f64 / ingest_time.as_secs_f64(),
-            peak_rss_mib(server.pid()).unwrap_or(f64::NAN)
+            peak_rss_mib(server.pid()).unwrap_or(f64::NAN),
+            load()
         );
         let Ok(embed) = std::env::var("WINDLASS_TEST_EMBED") else {
             continue;
@@ -122,10 +123,14 @@ async fn measure_ingestion() {
                 .await;
             assert_eq!(status, 200);
         }
+        let embedding = t.elapsed();
         eprintln!(
-            "{backend}: 1 MiB hybrid ({model}): ingestion {hybrid:?}, of which embedding about {:?} ({} chunks)",
-            t.elapsed(),
-            chunks.len()
+            "{backend}: 1 MiB hybrid ({model}): ingestion {hybrid:?} ({:.3} MiB/s), of which embedding about {embedding:?} ({} chunks), the gateway's own {:?} ({:.2} MiB/s without the model); load {}",
+            1.0 / hybrid.as_secs_f64(),
+            chunks.len(),
+            hybrid.saturating_sub(embedding),
+            1.0 / hybrid.saturating_sub(embedding).as_secs_f64().max(1e-9),
+            load()
         );
     }
 }

@@ -50,6 +50,14 @@ pub async fn pg_schema_url() -> Option<String> {
     Some(format!("{base}{sep}options=-csearch_path%3D{schema}"))
 }
 
+/// The machine's load average (1, 5, 15 minutes), printed beside the
+/// measurements' figures.
+pub fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
 /// A config file in a fresh directory.
 pub fn config(toml: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(unique("windlass-res-cfg"));

@@ -112,10 +112,16 @@ async fn a_vector_store_ingests_searches_and_forgets_its_files() {
         let (_, found) = search(
             &me,
             &vs,
-            json!({"query": "the", "max_num_results": 1, "rewrite_query": true}),
+            json!({"query": "the", "max_num_results": 1, "rewrite_query": false}),
         )
         .await;
         assert!(hit_files(&found).len() <= 1);
+        assert_eq!(found["search_query"], json!(["the"]), "{found}");
+        // No model rewrites queries: asking for it is refused, not ignored.
+        let (status, err) = search(&me, &vs, json!({"query": "cat", "rewrite_query": true})).await;
+        assert_eq!(status, 400, "{err}");
+        assert_eq!(err["error"]["param"], "rewrite_query");
+        assert_eq!(err["error"]["code"], "unsupported_parameter");
         for bad in [
             json!({"query": "x", "max_num_results": 0}),
             json!({"query": "x", "ranking_options": {"score_threshold": 1.5}}),

@@ -76,6 +76,7 @@ pub async fn vector_store(
     let new = NewVectorStore {
         id: id.into(),
         name: id.into(),
+        description: None,
         created_at: 1,
         metadata: Default::default(),
         expires_after: None,

@@ -25,7 +25,9 @@ use windlass_protocol::{
 use crate::error::ApiError;
 use crate::guard::tenant::Tenant;
 use crate::intake::{body_error, parse_json};
-use crate::resources::{cursor_error, enabled, now_secs, PageQuery, Resources};
+use crate::resources::{
+    cursor_error, enabled, now_secs, vector_store_expired, PageQuery, Resources,
+};
 use crate::state::AppState;
 
 /// Most files in one batch (OpenAI's limit).
@@ -108,6 +110,7 @@ async fn attach_all(
             Ok(files)
         }
         Attached::UnknownStore => Err(store_not_found(store)),
+        Attached::Expired => Err(vector_store_expired(store, "given files")),
         Attached::UnknownFile(id) => Err(ApiError::not_found("File", &id).param("file_id")),
     }
 }

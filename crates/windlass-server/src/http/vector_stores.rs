@@ -24,13 +24,17 @@ use windlass_retrieval::{results_page, SearchError, SearchParams};
 use crate::error::ApiError;
 use crate::guard::tenant::Tenant;
 use crate::intake::{body_error, parse_json};
-use crate::resources::{cursor_error, enabled, now_secs, PageQuery, Resources};
+use crate::resources::{
+    cursor_error, enabled, now_secs, vector_store_expired, PageQuery, Resources,
+};
 use crate::state::AppState;
 
 /// OpenAI's bound on `expires_after.days`.
 const MAX_EXPIRY_DAYS: u32 = 365;
 /// Most file ids given at creation.
 const MAX_FILE_IDS: usize = 500;
+/// Longest `description`, in characters.
+const MAX_DESCRIPTION_CHARS: usize = 512;
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
@@ -64,6 +68,16 @@ fn check_metadata(metadata: &Map<String, Value>) -> Result<(), ApiError> {
     }
 }
 
+fn check_description(description: Option<&String>) -> Result<(), ApiError> {
+    match description {
+        Some(d) if d.chars().count() > MAX_DESCRIPTION_CHARS => Err(ApiError::invalid(format!(
+            "description must be at most {MAX_DESCRIPTION_CHARS} characters."
+        ))
+        .param("description")),
+        _ => Ok(()),
+    }
+}
+
 fn check_expiry(expires: Option<&ExpiresAfter>) -> Result<(), ApiError> {
     match expires {
         Some(e) if !(1..=MAX_EXPIRY_DAYS).contains(&e.days) => Err(ApiError::invalid(format!(
@@ -87,6 +101,7 @@ async fn create(
     };
     let metadata = req.metadata.unwrap_or_default();
     check_metadata(&metadata)?;
+    check_description(req.description.as_ref())?;
     check_expiry(req.expires_after.as_ref())?;
     let strategy = req
         .chunking_strategy
@@ -110,6 +125,7 @@ async fn create(
     let new = NewVectorStore {
         id: new_id(prefix::VECTOR_STORE),
         name: req.name.unwrap_or_default(),
+        description: req.description,
         created_at: now_secs(),
         metadata,
         expires_after: req.expires_after,
@@ -194,8 +210,10 @@ async fn modify(
     if let Some(e) = &req.expires_after {
         check_expiry(e.as_ref())?;
     }
+    check_description(req.description.as_ref())?;
     let update = VectorStoreUpdate {
         name: req.name,
+        description: req.description,
         expires_after: req.expires_after,
         metadata: req.metadata,
     };
@@ -221,9 +239,10 @@ async fn delete(
     }
 }
 
-/// `rewrite_query` is accepted; no model rewrites the query (the keyword
-/// ranking already drops stop words and punctuation), so `search_query`
-/// echoes the queries as given.
+/// `rewrite_query: true` is refused: no model is configured to rewrite
+/// queries, and answering as if one had would hide that the query was
+/// searched as given. `false` (or absent) searches the queries as given,
+/// and `search_query` echoes them.
 async fn search(
     State(app): State<AppState>,
     tenant: Tenant,
@@ -232,6 +251,14 @@ async fn search(
 ) -> Result<Json<SearchResultsPage>, ApiError> {
     let res = resources(&app)?;
     let req: SearchRequest = parse_json(&body.map_err(body_error)?)?;
+    if req.rewrite_query == Some(true) {
+        return Err(ApiError::invalid(
+            "rewrite_query is not supported: this server has no model to rewrite queries. \
+             Send rewrite_query: false (or omit it) to search the query as given.",
+        )
+        .param("rewrite_query")
+        .code("unsupported_parameter"));
+    }
     let Some(store) = res
         .vector_stores
         .get_vector_store(tenant.as_str(), &id)
@@ -240,11 +267,7 @@ async fn search(
         return Err(not_found(&id));
     };
     if store.status == VectorStoreStatus::Expired {
-        return Err(ApiError::invalid(format!(
-            "Vector store '{id}' has expired (expires_after) and can no longer be searched."
-        ))
-        .param("vector_store_id")
-        .code("vector_store_expired"));
+        return Err(vector_store_expired(&id, "searched"));
     }
     let queries = req.query.queries();
     let params = SearchParams {

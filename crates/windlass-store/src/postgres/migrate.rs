@@ -22,6 +22,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-pg/0008_files_vector_stores.sql"),
     include_str!("../../migrations-pg/0009_containers.sql"),
     include_str!("../../migrations-pg/0010_prompts.sql"),
+    include_str!("../../migrations-pg/0011_vector_store_description_expiry.sql"),
 ];
 
 /// The advisory lock key that serializes migrations (any fixed number; this

@@ -22,6 +22,7 @@ mod quota;
 mod read;
 mod runs;
 mod tls;
+mod vector_expiry;
 mod vector_rows;
 mod vector_search;
 mod vector_stores;

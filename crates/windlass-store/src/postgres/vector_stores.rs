@@ -4,8 +4,9 @@
 
 use deadpool_postgres::GenericClient;
 use windlass_engine::{
-    Attached, ChunkQuery, FileFilter, IngestionJob, IngestionOutcome, ListRequest, NewAttachment,
-    NewBatch, NewVectorStore, Page, SearchOutcome, StoreError, VectorStoreStore, VectorStoreUpdate,
+    Attached, ChunkQuery, ExpiredVectorStore, FileFilter, IngestionJob, IngestionOutcome,
+    ListRequest, NewAttachment, NewBatch, NewVectorStore, Page, SearchOutcome, StoreError,
+    VectorStoreStore, VectorStoreUpdate,
 };
 use windlass_protocol::{Attributes, VectorStore, VectorStoreFile, VectorStoreFileBatch};
 
@@ -130,6 +131,9 @@ async fn attach(
     if store_seq(&tx, tenant, store, true).await?.is_none() {
         return Ok(Attached::UnknownStore);
     }
+    if super::vector_expiry::is_expired(&tx, store, now).await? {
+        return Ok(Attached::Expired);
+    }
     for f in files {
         if file_seq(&tx, tenant, &f.file_id).await?.is_none() {
             return Ok(Attached::UnknownFile(f.file_id.clone()));
@@ -187,6 +191,14 @@ async fn update_store(
         tx.execute(
             "UPDATE vector_stores SET name = $2 WHERE id = $1",
             &[&id, name],
+        )
+        .await
+        .map_err(backend)?;
+    }
+    if let Some(description) = &u.description {
+        tx.execute(
+            "UPDATE vector_stores SET description = $2 WHERE id = $1",
+            &[&id, description],
         )
         .await
         .map_err(backend)?;
@@ -251,8 +263,18 @@ impl VectorStoreStore for PgStore {
         let r = conn
             .execute(
                 "INSERT INTO vector_stores (id, tenant, name, created_at, last_active_at, metadata, \
-                 expires_after_days, embedding_model) VALUES ($1, $2, $3, $4, $4, $5, $6, $7)",
-                &[&new.id, &tenant, &new.name, &to_i64(new.created_at), &metadata, &days, &new.embedding_model],
+                 expires_after_days, embedding_model, description) \
+                 VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8)",
+                &[
+                    &new.id,
+                    &tenant,
+                    &new.name,
+                    &to_i64(new.created_at),
+                    &metadata,
+                    &days,
+                    &new.embedding_model,
+                    &new.description,
+                ],
             )
             .await;
         match r {
@@ -319,7 +341,9 @@ impl VectorStoreStore for PgStore {
             .await?
             .execute(
                 "UPDATE vector_stores SET last_active_at = GREATEST(last_active_at, $3) \
-                 WHERE tenant = $1 AND id = ANY($2)",
+                 WHERE tenant = $1 AND id = ANY($2) AND expired_at IS NULL \
+                 AND (expires_after_days IS NULL \
+                      OR last_active_at + expires_after_days * 86400 > $3)",
                 &[&tenant, &ids, &to_i64(now)],
             )
             .await
@@ -511,6 +535,10 @@ impl VectorStoreStore for PgStore {
             outcome,
         )
         .await
+    }
+
+    async fn expire_vector_stores(&self, now: u64) -> Result<Vec<ExpiredVectorStore>, StoreError> {
+        super::vector_expiry::expire(&mut self.conn().await?, now).await
     }
 
     async fn search(

@@ -94,11 +94,14 @@ impl StatusCounts {
 pub(crate) struct StoreRow {
     pub id: String,
     pub name: String,
+    pub description: Option<String>,
     pub created_at: i64,
     pub last_active_at: i64,
     pub metadata: String,
     pub expires_after_days: Option<i64>,
     pub embedding_model: Option<String>,
+    /// When the expiry sweep marked it (it stays expired from then on).
+    pub expired_at: Option<i64>,
     pub counts: StatusCounts,
     pub usage_bytes: i64,
 }
@@ -110,10 +113,14 @@ impl StoreRow {
             anchor: ExpiresAnchor::LastActiveAt,
             days: u32::try_from(d).unwrap_or(u32::MAX),
         });
+        // A marked store keeps its status even if its policy was changed
+        // after the sweep emptied it.
         let expires_at = expires_after
             .as_ref()
-            .map(|e| last_active_at.saturating_add(u64::from(e.days) * DAY));
+            .map(|e| last_active_at.saturating_add(u64::from(e.days) * DAY))
+            .or(self.expired_at.map(to_u64));
         let status = match (expires_at, self.counts.in_progress) {
+            _ if self.expired_at.is_some() => VectorStoreStatus::Expired,
             (Some(at), _) if at <= now() => VectorStoreStatus::Expired,
             (_, n) if n > 0 => VectorStoreStatus::InProgress,
             _ => VectorStoreStatus::Completed,
@@ -123,6 +130,7 @@ impl StoreRow {
             object: OBJECT_VECTOR_STORE.to_owned(),
             created_at: to_u64(self.created_at),
             name: self.name,
+            description: self.description,
             usage_bytes: to_u64(self.usage_bytes),
             file_counts: self.counts.file_counts(),
             status,

@@ -31,6 +31,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
     (9, include_str!("../../migrations/0009_containers.sql")),
     (10, include_str!("../../migrations/0010_prompts.sql")),
+    (
+        11,
+        include_str!("../../migrations/0011_vector_store_description_expiry.sql"),
+    ),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

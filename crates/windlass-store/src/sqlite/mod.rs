@@ -20,6 +20,7 @@ mod read;
 mod runs;
 mod save_thread;
 mod trace;
+mod vector_expiry;
 mod vector_rows;
 mod vector_search;
 mod vector_stores;

@@ -9,7 +9,8 @@ use crate::codec::backend;
 use crate::retrieval::records::{batch_object, FileRow, StatusCounts, StoreRow};
 
 pub(super) const STORE_COLUMNS: &str =
-    "id, name, created_at, last_active_at, metadata, expires_after_days, embedding_model";
+    "id, name, created_at, last_active_at, metadata, expires_after_days, embedding_model, \
+     description, expired_at";
 
 pub(super) const FILE_COLUMNS: &str = "f.file_id, f.vector_store_id, f.created_at, f.status, \
      f.usage_bytes, f.last_error, f.attributes, f.max_chunk_tokens, f.chunk_overlap_tokens";
@@ -23,6 +24,8 @@ pub(super) fn store_row(r: &Row<'_>) -> rusqlite::Result<StoreRow> {
         metadata: r.get(4)?,
         expires_after_days: r.get(5)?,
         embedding_model: r.get(6)?,
+        description: r.get(7)?,
+        expired_at: r.get(8)?,
         counts: StatusCounts::default(),
         usage_bytes: 0,
     })

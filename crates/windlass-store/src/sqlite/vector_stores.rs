@@ -3,8 +3,9 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use windlass_engine::{
-    Attached, ChunkQuery, FileFilter, IngestionJob, IngestionOutcome, ListRequest, NewAttachment,
-    NewBatch, NewVectorStore, Page, SearchOutcome, StoreError, VectorStoreStore, VectorStoreUpdate,
+    Attached, ChunkQuery, ExpiredVectorStore, FileFilter, IngestionJob, IngestionOutcome,
+    ListRequest, NewAttachment, NewBatch, NewVectorStore, Page, SearchOutcome, StoreError,
+    VectorStoreStore, VectorStoreUpdate,
 };
 use windlass_protocol::{Attributes, VectorStore, VectorStoreFile, VectorStoreFileBatch};
 
@@ -192,6 +193,9 @@ fn attach(
     if store_seq(&tx, tenant, store)?.is_none() {
         return Ok(Attached::UnknownStore);
     }
+    if super::vector_expiry::is_expired(&tx, store, now)? {
+        return Ok(Attached::Expired);
+    }
     for f in files {
         if super::files::file_seq(&tx, tenant, &f.file_id)?.is_none() {
             return Ok(Attached::UnknownFile(f.file_id.clone()));
@@ -229,6 +233,13 @@ fn update_store(
         tx.execute(
             "UPDATE vector_stores SET name = ?2 WHERE id = ?1",
             params![id, name],
+        )
+        .map_err(backend)?;
+    }
+    if let Some(description) = &u.description {
+        tx.execute(
+            "UPDATE vector_stores SET description = ?2 WHERE id = ?1",
+            params![id, description],
         )
         .map_err(backend)?;
     }
@@ -349,8 +360,8 @@ impl VectorStoreStore for SqliteStore {
         on_writer(&self.writer, move |conn| {
             conn.execute(
                 "INSERT INTO vector_stores (id, tenant, name, created_at, last_active_at, \
-                 metadata, expires_after_days, embedding_model) \
-                 VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)",
+                 metadata, expires_after_days, embedding_model, description) \
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     new.id,
                     tenant,
@@ -358,7 +369,8 @@ impl VectorStoreStore for SqliteStore {
                     to_i64(new.created_at),
                     metadata,
                     new.expires_after.as_ref().map(|e| i64::from(e.days)),
-                    new.embedding_model
+                    new.embedding_model,
+                    new.description
                 ],
             )
             .map_err(|e| match crate::codec::is_unique_violation(&e) {
@@ -418,7 +430,9 @@ impl VectorStoreStore for SqliteStore {
         on_writer(&self.writer, move |conn| {
             conn.execute(
                 "UPDATE vector_stores SET last_active_at = MAX(last_active_at, ?3) \
-                 WHERE tenant = ?1 AND id IN (SELECT value FROM json_each(?2))",
+                 WHERE tenant = ?1 AND id IN (SELECT value FROM json_each(?2)) \
+                 AND expired_at IS NULL AND (expires_after_days IS NULL \
+                     OR last_active_at + expires_after_days * 86400 > ?3)",
                 params![tenant, ids, to_i64(now)],
             )
             .map(drop)
@@ -575,6 +589,13 @@ impl VectorStoreStore for SqliteStore {
         let (job, outcome) = (job.clone(), outcome.clone());
         on_writer(&self.writer, move |conn| {
             super::ingestion::finish(conn, &job, &outcome)
+        })
+        .await
+    }
+
+    async fn expire_vector_stores(&self, now: u64) -> Result<Vec<ExpiredVectorStore>, StoreError> {
+        on_writer(&self.writer, move |conn| {
+            super::vector_expiry::expire(conn, now)
         })
         .await
     }

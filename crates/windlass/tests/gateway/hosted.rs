@@ -44,6 +44,7 @@ async fn store_with_docs(tenant: &str) -> (PathBuf, Arc<FileSearchExecutor>) {
     let new = NewVectorStore {
         id: "vs_docs".into(),
         name: "docs".into(),
+        description: None,
         created_at: 1,
         metadata: Default::default(),
         expires_after: None,

@@ -20,6 +20,7 @@ use crate::ports::agent::store::StoreError;
 pub struct NewVectorStore {
     pub id: String,
     pub name: String,
+    pub description: Option<String>,
     pub created_at: u64,
     pub metadata: Map<String, Value>,
     pub expires_after: Option<ExpiresAfter>,
@@ -33,6 +34,7 @@ pub struct NewVectorStore {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct VectorStoreUpdate {
     pub name: Option<String>,
+    pub description: Option<String>,
     pub expires_after: Option<Option<ExpiresAfter>>,
     pub metadata: Option<Map<String, Value>>,
 }
@@ -57,6 +59,8 @@ pub struct NewBatch {
 pub enum Attached<T> {
     Done(T),
     UnknownStore,
+    /// The store has expired (`expires_after`): nothing is attached to it.
+    Expired,
     /// This file id is not one of the tenant's files.
     UnknownFile(String),
 }
@@ -148,6 +152,13 @@ pub struct SearchOutcome {
     pub mode: SearchMode,
 }
 
+/// A store the expiry sweep found expired (and emptied).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpiredVectorStore {
+    pub tenant: String,
+    pub id: String,
+}
+
 #[async_trait::async_trait]
 pub trait VectorStoreStore: Send + Sync {
     async fn create_vector_store(
@@ -179,7 +190,8 @@ pub trait VectorStoreStore: Send + Sync {
     /// stay). False when unknown.
     async fn delete_vector_store(&self, tenant: &str, id: &str) -> Result<bool, StoreError>;
 
-    /// Records use (`last_active_at`, which anchors expiry) of these stores.
+    /// Records use (`last_active_at`, which anchors expiry) of these stores;
+    /// an expired store stays expired.
     async fn touch_vector_stores(
         &self,
         tenant: &str,
@@ -279,6 +291,15 @@ pub trait VectorStoreStore: Send + Sync {
         job: &IngestionJob,
         outcome: &IngestionOutcome,
     ) -> Result<bool, StoreError>;
+
+    /// The expiry sweep, across every tenant: each store whose
+    /// `expires_after` has passed at `now` (and that is not yet marked) is
+    /// marked expired for good, its files still `in_progress` become
+    /// `cancelled`, and its chunks are deleted (usage goes to 0); the store
+    /// and its file list stay, as OpenAI keeps an expired store. One
+    /// transaction; with several replicas each store is expired by exactly
+    /// one sweep. Returns the stores expired by this call.
+    async fn expire_vector_stores(&self, now: u64) -> Result<Vec<ExpiredVectorStore>, StoreError>;
 
     /// `None` when one of the stores is unknown.
     async fn search(
