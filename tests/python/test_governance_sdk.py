@@ -152,13 +152,16 @@ def test_the_completion_check_adds_exactly_one_turn():
         before = len(fake.requests())
         r = client.responses.create(model="m", input="list", tools=[BUILTINS])
         assert r.status == "completed"
+        # One final answer: the check only confirmed, so the draft stands;
+        # the check's exchange is in the trace, not in the output.
         texts = [i for i in r.output if i.type == "message"]
-        assert len(texts) == 2, r.output
-        assert "checked answer" in r.output_text
+        assert len(texts) == 1, r.output
+        assert r.output_text == "first answer"
         assert len(fake.requests()) - before == 3
-        steps = trace(w, "sk-full", r.id)["steps"]
-        assert len(steps) == 3
-        assert [s["verification"] for s in steps] == [False, False, True]
+        t = trace(w, "sk-full", r.id)
+        assert len(t["steps"]) == 3
+        assert [s["verification"] for s in t["steps"]] == [False, False, True]
+        assert [(c["draft"], c["answer"]) for c in t["checks"]] == [("first answer", "checked answer")]
         # Without tools the first text answer stands: no extra turn.
         fake.script({"text": "plain"})
         plain = client.responses.create(model="m", input="hi")
