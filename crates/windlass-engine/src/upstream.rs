@@ -26,14 +26,7 @@ pub(crate) fn push_upstream(out: &mut Vec<Item>, item: &Item) {
             out.extend(crate::client_shapes::upstream_item(item).map(replayable))
         }
         // OpenAI's client-executed types and their outputs, likewise.
-        Item::ShellCall(_)
-        | Item::ShellCallOutput(_)
-        | Item::LocalShellCall(_)
-        | Item::LocalShellCallOutput(_)
-        | Item::ApplyPatchCall(_)
-        | Item::ApplyPatchCallOutput(_)
-        | Item::ComputerCall(_)
-        | Item::ComputerCallOutput(_) => out.extend(crate::client_shapes::upstream_item(item)),
+        _ if item.is_client_executed() => out.extend(crate::client_shapes::upstream_item(item)),
         Item::Compaction(c) => out.extend(crate::compaction::summary_message(c)),
         Item::FileSearchCall(_) | Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) => {
             push_hosted(out, item)

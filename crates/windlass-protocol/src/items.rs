@@ -100,10 +100,17 @@ impl Item {
     pub fn is_openai_tool_item(&self) -> bool {
         matches!(
             self,
-            Item::WebSearchCall(_)
-                | Item::CodeInterpreterCall(_)
-                | Item::ImageGenerationCall(_)
-                | Item::ShellCall(_)
+            Item::WebSearchCall(_) | Item::CodeInterpreterCall(_) | Item::ImageGenerationCall(_)
+        ) || self.is_client_executed()
+    }
+
+    /// A call of OpenAI's client-executed tool types (`shell`,
+    /// `local_shell`, `apply_patch`, `computer_use_preview`) or the
+    /// client's output for one.
+    pub fn is_client_executed(&self) -> bool {
+        matches!(
+            self,
+            Item::ShellCall(_)
                 | Item::ShellCallOutput(_)
                 | Item::LocalShellCall(_)
                 | Item::LocalShellCallOutput(_)

@@ -152,22 +152,6 @@ fn custom_definition(c: &CustomTool, namespace: Option<&str>) -> (ToolDefinition
     (def, shape)
 }
 
-/// An item of OpenAI's client-executed types (a call or the client's
-/// output): accepted in input and history, unlike hosted tools' items.
-pub fn is_client_item(item: &Item) -> bool {
-    matches!(
-        item,
-        Item::ShellCall(_)
-            | Item::ShellCallOutput(_)
-            | Item::LocalShellCall(_)
-            | Item::LocalShellCallOutput(_)
-            | Item::ApplyPatchCall(_)
-            | Item::ApplyPatchCallOutput(_)
-            | Item::ComputerCall(_)
-            | Item::ComputerCallOutput(_)
-    )
-}
-
 /// The output item a model call of a shaped tool opens (arguments empty).
 pub fn call_item(shape: &ClientShape, call_id: String) -> Item {
     match shape {

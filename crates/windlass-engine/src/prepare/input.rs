@@ -45,7 +45,7 @@ fn check_item(item: &Item, i: usize) -> Result<(), EngineError> {
         // and outputs) are not handled by the loop: refused like any
         // unknown type.
         _ if matches!(item, Item::Unknown(_))
-            || (item.is_openai_tool_item() && !crate::client_shapes::is_client_item(item)) =>
+            || (item.is_openai_tool_item() && !item.is_client_executed()) =>
         {
             Err(EngineError::invalid_code(
                 format!("Input item type '{}' is not supported.", item.type_name()),
