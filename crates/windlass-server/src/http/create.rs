@@ -6,7 +6,7 @@ use std::time::Instant;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures::StreamExt;
@@ -97,14 +97,9 @@ fn stream(
     })
     .keep_alive(app.config.sse_keepalive);
     let body = body.map(Ok::<_, std::convert::Infallible>);
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .header("x-accel-buffering", "no")
-        .extension(CompletionLogged)
-        .body(Body::from_stream(body))
-        .map_err(|e| ApiError::internal(e.to_string()))
+    let mut response = crate::sse::event_stream_response(Body::from_stream(body));
+    response.extensions_mut().insert(CompletionLogged);
+    Ok(response)
 }
 
 /// The run polled in place; a client that hangs up drops it, which cancels

@@ -26,7 +26,7 @@ use std::time::Instant;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use tracing::{Instrument, Span};
@@ -188,14 +188,9 @@ fn stream(
     })
     .keep_alive_with(app.config.sse_keepalive, PING);
     let body = futures::StreamExt::map(body, Ok::<_, std::convert::Infallible>);
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .header("x-accel-buffering", "no")
-        .extension(CompletionLogged)
-        .body(Body::from_stream(body))
-        .map_err(|e| ApiError::internal(e.to_string()))
+    let mut response = crate::sse::event_stream_response(Body::from_stream(body));
+    response.extensions_mut().insert(CompletionLogged);
+    Ok(response)
 }
 
 async fn json(

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::http::{header, StatusCode};
 use axum::response::Response;
 use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt};
@@ -78,21 +77,9 @@ pub fn sse(
     keep_alive: Option<Duration>,
 ) -> Response {
     let body = crate::sse::keepalive::keep_alive(body, keep_alive);
-    let mut response = Response::new(Body::from_stream(
+    crate::sse::event_stream_response(Body::from_stream(
         body.map(Ok::<_, std::convert::Infallible>),
-    ));
-    *response.status_mut() = StatusCode::OK;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(
-        header::CACHE_CONTROL,
-        header::HeaderValue::from_static("no-cache"),
-    );
-    headers.insert("x-accel-buffering", header::HeaderValue::from_static("no"));
-    response
+    ))
 }
 
 /// The type of a stored event, for its `event:` line.

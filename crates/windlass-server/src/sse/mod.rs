@@ -35,6 +35,19 @@ pub use keepalive::KEEP_ALIVE;
 
 pub const DONE: &[u8] = b"data: [DONE]\n\n";
 
+/// A `text/event-stream` response over `body`, with the headers every
+/// streaming route sends: no caching, and no buffering in a proxy (nginx
+/// honours `x-accel-buffering`), so each event leaves as it is written.
+pub(crate) fn event_stream_response(body: axum::body::Body) -> axum::response::Response {
+    use axum::http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+    let mut response = axum::response::Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
 /// Framed bytes written by the run, not yet taken by the body.
 #[derive(Default)]
 struct Outbox {
