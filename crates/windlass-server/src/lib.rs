@@ -192,7 +192,7 @@ pub async fn serve(
     mut state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    state.loopback = listener.local_addr()?.ip().is_loopback();
+    state.shared_mut().loopback = listener.local_addr()?.ip().is_loopback();
     let keeper = CancellationToken::new();
     if let Some(store) = state.runs.clone() {
         tokio::spawn(run::recover::keep_leases(

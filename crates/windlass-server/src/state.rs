@@ -23,8 +23,15 @@ pub trait McpDirectory: Send + Sync {
     fn servers(&self) -> Vec<Value>;
 }
 
+/// Cloned by every middleware layer and extractor of every request, so a
+/// clone is one reference count: the fields live behind one `Arc` and are
+/// read through `Deref`; the `with_*` builders change them before serving.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<AppShared>);
+
+/// What [`AppState`] holds.
+#[derive(Clone)]
+pub struct AppShared {
     pub engine: Engine,
     pub inflight: Inflight,
     pub config: Arc<ServerConfig>,
@@ -64,10 +71,18 @@ pub struct AppState {
     pub resources: Option<Arc<Resources>>,
 }
 
+impl std::ops::Deref for AppState {
+    type Target = AppShared;
+
+    fn deref(&self) -> &AppShared {
+        &self.0
+    }
+}
+
 impl AppState {
     pub fn new(engine: Engine, config: ServerConfig) -> Self {
         let background = Arc::new(Background::new(&config.background));
-        AppState {
+        AppState(Arc::new(AppShared {
             engine,
             inflight: Inflight::default(),
             keys: Arc::new(config.key_ring()),
@@ -85,21 +100,27 @@ impl AppState {
             jwt: None,
             mcp_endpoint: None,
             resources: None,
-        }
+        }))
+    }
+
+    /// The fields, to change while building (a clone taken earlier keeps
+    /// what it had, as a clone of a plain struct would).
+    pub(crate) fn shared_mut(&mut self) -> &mut AppShared {
+        Arc::make_mut(&mut self.0)
     }
 
     /// Serves `endpoint` (a router answering `/mcp`) at `/mcp`, behind the
     /// same guard layers as the API: the request carries its
     /// [`AuthedKey`](crate::AuthedKey) when it reaches the endpoint.
     pub fn with_mcp_endpoint(mut self, endpoint: axum::Router) -> Self {
-        self.mcp_endpoint = Some(endpoint);
+        self.shared_mut().mcp_endpoint = Some(endpoint);
         self
     }
 
     /// Accepts bearer JWTs `verifier` verifies, beside the static keys
     /// (authentication is then required even with no static key).
     pub fn with_jwt(mut self, verifier: Arc<windlass_auth::JwtVerifier>) -> Self {
-        self.jwt = Some(verifier);
+        self.shared_mut().jwt = Some(verifier);
         self
     }
 
@@ -107,13 +128,13 @@ impl AppState {
     /// [`TimedStore`](crate::metrics::store::TimedStore)) instead of a fresh
     /// one.
     pub fn with_metrics(mut self, metrics: Metrics) -> Self {
-        self.metrics = metrics;
+        self.shared_mut().metrics = metrics;
         self
     }
 
     /// Counts quotas in `counter` (e.g. shared by replicas through Postgres).
     pub fn with_quota(mut self, counter: Arc<dyn QuotaCounter>) -> Self {
-        self.quota = counter;
+        self.shared_mut().quota = counter;
         self
     }
 
@@ -125,38 +146,38 @@ impl AppState {
         bus.subscribe(Arc::new(move |tenant: &str, id: &str| {
             inflight.cancel_for_bus(tenant, id)
         }));
-        self.cancel_bus = bus;
+        self.shared_mut().cancel_bus = bus;
         self
     }
 
     /// Keeps live runs and stream events in `runs` (the same store as the
     /// engine's, so a final save replaces the live row).
     pub fn with_runs(mut self, runs: Arc<dyn RunStore>) -> Self {
-        self.runs = Some(runs);
+        self.shared_mut().runs = Some(runs);
         self
     }
 
     /// Enables the prompts API and `prompt` on create, kept in `store`.
     pub fn with_prompts(mut self, store: Arc<dyn PromptStore>) -> Self {
-        self.prompts = Some(store);
+        self.shared_mut().prompts = Some(store);
         self
     }
 
     /// Tells `notifier` about every background response that ends.
     pub fn with_notifier(mut self, notifier: Arc<dyn ResponseNotifier>) -> Self {
-        self.notifier = Some(notifier);
+        self.shared_mut().notifier = Some(notifier);
         self
     }
 
     /// Serves the resource routes over `resources`; `serve` runs their
     /// ingestion worker.
     pub fn with_resources(mut self, resources: Resources) -> Self {
-        self.resources = Some(Arc::new(resources));
+        self.shared_mut().resources = Some(Arc::new(resources));
         self
     }
 
     pub fn with_mcp(mut self, directory: Arc<dyn McpDirectory>) -> Self {
-        self.mcp = Some(directory);
+        self.shared_mut().mcp = Some(directory);
         self
     }
 }
