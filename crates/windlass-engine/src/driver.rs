@@ -80,7 +80,7 @@ impl Engine {
         let deadline = Deadline::start(inner.config.max_response_time, cancel);
         let out = Emitter::new(run.response.clone(), sink, deadline.outer().clone())
             .with_include(run.request.include.clone().unwrap_or_default());
-        let fit = context_fit::Fit::new(&run.request);
+        let fit = context_fit::Fit::new(context_fit::manages_context(&run.request));
         let mut d = Driver {
             inner,
             state: initial_state(&run),

@@ -10,7 +10,7 @@
 //! upstream itself measures.
 
 use tokio_util::sync::CancellationToken;
-use windlass_protocol::{CreateResponseRequest, Item, Usage};
+use windlass_protocol::{Item, Usage};
 
 use crate::error::{FailureKind, RunFailure};
 use crate::finish::Ending;
@@ -33,9 +33,11 @@ pub(crate) struct Fit {
 }
 
 impl Fit {
-    pub fn new(request: &CreateResponseRequest) -> Self {
+    /// `managed`: the request fits its transcript itself (truncation or
+    /// compaction), so nothing is checked here.
+    pub fn new(managed: bool) -> Self {
         Fit {
-            managed: super::manages_context(request),
+            managed,
             ..Fit::default()
         }
     }
