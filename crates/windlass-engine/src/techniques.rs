@@ -34,6 +34,11 @@ pub struct Techniques {
     /// When the check's answer says a step is still missing (or writes a
     /// call as text), one more turn with `tool_choice: "required"`.
     pub require_after_check: bool,
+    /// A server tool's call that repeats an earlier one, or applies the
+    /// previous step again to its own result, is not run; its output lists
+    /// the work so far and the next turn is asked for the answer
+    /// (`tool_choice: "none"`). See `crate::stall`.
+    pub stall_stop: bool,
 }
 
 /// A technique name nobody knows.
@@ -43,12 +48,13 @@ pub struct UnknownTechnique(pub String);
 
 impl Techniques {
     /// The names, as config, metadata and flags spell them.
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "completion_check",
         "restate_check",
         "repeat_guard",
         "schema_check",
         "require_after_check",
+        "stall_stop",
     ];
 
     /// Every technique on.
@@ -59,6 +65,7 @@ impl Techniques {
             repeat_guard: true,
             schema_check: true,
             require_after_check: true,
+            stall_stop: true,
         }
     }
 
@@ -74,6 +81,7 @@ impl Techniques {
             "repeat_guard" => &mut self.repeat_guard,
             "schema_check" => &mut self.schema_check,
             "require_after_check" => &mut self.require_after_check,
+            "stall_stop" => &mut self.stall_stop,
             _ => return None,
         })
     }
@@ -138,7 +146,7 @@ mod tests {
         assert_eq!(server.apply("none").unwrap(), Techniques::default());
         assert_eq!(
             server.apply("all,-schema_check").unwrap().to_string(),
-            "completion_check,restate_check,repeat_guard,require_after_check"
+            "completion_check,restate_check,repeat_guard,require_after_check,stall_stop"
         );
         assert_eq!(server.apply("").unwrap(), server);
     }
