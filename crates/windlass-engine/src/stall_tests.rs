@@ -139,5 +139,22 @@ fn the_output_lists_the_work_so_far_and_asks_for_the_answer() {
         text.contains("add({\"a\": 30, \"b\": 5}) returned: 35"),
         "{text}"
     );
-    assert!(text.ends_with("using these results."), "{text}");
+    assert!(text.ends_with("states the final result."), "{text}");
+}
+
+#[test]
+fn the_call_being_decided_is_in_the_output_and_does_not_count_as_a_use() {
+    // An MCP call's item is in the output while it is decided.
+    let output: Vec<Item> = serde_json::from_value(json!([
+        {"type": "mcp_call", "id": "mcp_1", "server_label": "calc", "name": "add",
+         "arguments": "{\"a\": 50, \"b\": 25}", "output": "75"},
+        {"type": "mcp_call", "id": "mcp_2", "server_label": "calc", "name": "add",
+         "arguments": "{\"a\": 75, \"b\": 25}"},
+    ]))
+    .unwrap();
+    let request = "Start at 50. Add 25, then add 25 again, then add 100.";
+    let again = call("calc__add", json!({"a": 75, "b": 25}));
+    assert_eq!(stalled_call(&again, &output, request), None);
+    let once = "Start at 50. Add 25, then add 100.";
+    assert!(stalled_call(&again, &output, once).is_some());
 }

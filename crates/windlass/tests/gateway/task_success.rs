@@ -295,7 +295,7 @@ async fn the_stall_stop_refuses_a_runaway_call_and_asks_for_the_answer_on_every_
         let outputs = outputs_of(&run.resp, "function_call_output");
         let refused = outputs[1]["output"].as_str().unwrap_or_default();
         assert!(
-            refused.starts_with("Not run: it applies your previous step again")
+            refused.starts_with("Not run: this call applies your previous step again")
                 && refused.contains(r#"lookup({"q":"x"}) returned: found"#),
             "{refused}"
         );
@@ -318,6 +318,44 @@ async fn the_stall_stop_refuses_a_runaway_call_and_asks_for_the_answer_on_every_
     assert_eq!(create(&gw, Mode::Json, &body).await.status(), "completed");
     assert_eq!(mock.calls().len(), 2);
     assert_ne!(gw.upstream.requests()[2]["tool_choice"], "none");
+}
+
+#[tokio::test]
+async fn an_api_key_carries_its_own_techniques() {
+    use windlass_testkit::tenants::{key, resolve, As};
+    let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found".into()));
+    let mut opts = GatewayOptions {
+        executors: vec![mock.arc()],
+        ..GatewayOptions::default()
+    };
+    let mut lab = key("lab", "acme");
+    lab.techniques = Some(vec!["stall_stop".into()]);
+    opts.server.keys = resolve(&[lab, key("plain", "acme")]);
+    let gw = Gateway::start_with(opts).await;
+    let body = json!({"model": "m", "input": "look up x", "tools": lookup()});
+    let runaway = |gw: &Gateway| {
+        gw.upstream.push(Reply::tool_call("lookup", r#"{"q":"x"}"#));
+        gw.upstream
+            .push(Reply::tool_call("lookup", r#"{"q":"found"}"#));
+        gw.upstream.push(Reply::text("It is found."));
+    };
+    runaway(&gw);
+    let resp = As::new(&gw, "lab").create(&body).await;
+    assert_eq!(resp["status"], "completed", "{resp}");
+    assert_eq!(
+        mock.calls().len(),
+        1,
+        "the key's stall stop refused the second call"
+    );
+    runaway(&gw);
+    As::new(&gw, "plain").create(&body).await;
+    assert_eq!(mock.calls().len(), 3, "the other key's loop ran both");
+    // The request still changes the key's set.
+    runaway(&gw);
+    let off = json!({"model": "m", "input": "look up x", "tools": lookup(),
+                     "metadata": {"windlass_techniques": "-stall_stop"}});
+    As::new(&gw, "lab").create(&off).await;
+    assert_eq!(mock.calls().len(), 5);
 }
 
 #[tokio::test]
