@@ -134,7 +134,7 @@ fn a_missing_step_is_seen_in_the_checks_answer() {
 fn before_run_refuses_malformed_arguments_always_and_the_rest_by_switch() {
     let schema =
         json!({"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]});
-    let off = Techniques::default();
+    let off = Techniques::none();
     let (why, text) =
         before_run(&off, &call("add", "{\"a\": 1, \"b\": }"), &schema, &[], "").expect("malformed");
     assert_eq!(why, Rejection::InvalidArguments);
@@ -162,7 +162,7 @@ fn before_run_refuses_malformed_arguments_always_and_the_rest_by_switch() {
     let on = Techniques {
         repeat_guard: true,
         schema_check: true,
-        ..Techniques::default()
+        ..Techniques::none()
     };
     let (why, _) = before_run(
         &on,

@@ -9,7 +9,8 @@
 //! already listed, until the turn limit ends the response without an
 //! answer. Two signs, both pure functions of the response's calls:
 //! - **a repeat**: the same tool with the same arguments as an earlier call
-//!   that has a result (it can only return what the model already has);
+//!   that has a result (it can only return what the model already has; a
+//!   call that failed may be retried once);
 //! - **a re-application**: the same tool as the previous call, every
 //!   changed argument now equal to the previous call's result, and every
 //!   unchanged argument already used as often as the request mentions it.
@@ -66,10 +67,13 @@ final result.",
 pub(crate) fn stall(call: &ToolCall, done: &[DoneCall], request: &str) -> Option<Stall> {
     let args = object(&call.arguments)?;
     let finished = done.iter().filter(|c| c.output.is_some());
-    if finished
+    let same: Vec<&DoneCall> = finished
         .clone()
-        .any(|c| c.name == call.name && object(&c.arguments).as_ref() == Some(&args))
-    {
+        .filter(|c| c.name == call.name && object(&c.arguments).as_ref() == Some(&args))
+        .collect();
+    // A retry after an error may be worth it (a timeout, a rate limit):
+    // one is allowed; a repeat of a call that worked is not.
+    if same.iter().any(|c| !failed(c)) || same.len() >= 2 {
         return Some(Stall::Repeat);
     }
     let previous = finished.last()?;
@@ -98,6 +102,15 @@ pub(crate) fn stall(call: &ToolCall, done: &[DoneCall], request: &str) -> Option
         .filter(|(k, v)| before.get(*k) == Some(v))
         .all(|(_, v)| uses(&call.name, v, done) >= mentions(request, v));
     kept_exhausted.then_some(Stall::Reapplied)
+}
+
+/// Whether a call's output reports an error (the gateway's own and the
+/// built-in tools' error outputs start so; an MCP error is given so by
+/// `done_calls`).
+fn failed(call: &DoneCall) -> bool {
+    call.output
+        .as_deref()
+        .is_some_and(|o| o.trim_start().starts_with("Error"))
 }
 
 fn object(arguments: &str) -> Option<Map<String, Value>> {

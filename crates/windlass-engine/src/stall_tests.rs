@@ -97,6 +97,15 @@ fn a_repeat_of_any_earlier_call_is_a_stall_and_other_tools_are_not() {
         stall(&call("read_file", json!({"path": "r.txt"})), &so_far, ""),
         None
     );
+    // One retry of a failed call is allowed, a second is a stall.
+    let failed = done(&[("list_dir", json!({"path": "x"}), "Error: cannot list 'x'")]);
+    let again = call("list_dir", json!({"path": "x"}));
+    assert_eq!(stall(&again, &failed, ""), None);
+    let twice = done(&[
+        ("list_dir", json!({"path": "x"}), "Error: cannot list 'x'"),
+        ("list_dir", json!({"path": "x"}), "Error: cannot list 'x'"),
+    ]);
+    assert_eq!(stall(&again, &twice, ""), Some(Stall::Repeat));
     // A call still waiting for its output is not something the model has.
     let waiting = vec![DoneCall {
         name: "list_dir".into(),

@@ -13,8 +13,10 @@ use std::fmt;
 /// from everything or nothing.
 pub const META_TECHNIQUES: &str = "windlass_techniques";
 
-/// Which techniques a response uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which techniques a response uses. The default is what Windlass ships:
+/// `stall_stop` on (it lifted the 47-task set on the rig's 1.5B model at
+/// fewer tokens; see docs/task-success.md), everything else off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Techniques {
     /// After the first text-only answer of a response that used tools, one
     /// more turn asks the model to check its work (`[loop]
@@ -56,6 +58,18 @@ impl Techniques {
         "require_after_check",
         "stall_stop",
     ];
+
+    /// No technique: the plain loop.
+    pub fn none() -> Techniques {
+        Techniques {
+            completion_check: false,
+            restate_check: false,
+            repeat_guard: false,
+            schema_check: false,
+            require_after_check: false,
+            stall_stop: false,
+        }
+    }
 
     /// Every technique on.
     pub fn all() -> Techniques {
@@ -104,7 +118,7 @@ impl Techniques {
         for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             match entry {
                 "all" => self = Techniques::all(),
-                "none" => self = Techniques::default(),
+                "none" => self = Techniques::none(),
                 _ => match entry.strip_prefix('-') {
                     Some(name) => self.set(name, false)?,
                     None => self.set(entry, true)?,
@@ -112,6 +126,15 @@ impl Techniques {
             }
         }
         Ok(self)
+    }
+}
+
+impl Default for Techniques {
+    fn default() -> Self {
+        Techniques {
+            stall_stop: true,
+            ..Techniques::none()
+        }
     }
 }
 
@@ -139,11 +162,11 @@ mod tests {
     fn a_list_applies_over_the_servers_set() {
         let server = Techniques {
             completion_check: true,
-            ..Techniques::default()
+            ..Techniques::none()
         };
         let t = server.apply("repeat-guard, -completion_check").unwrap();
         assert!(t.repeat_guard && !t.completion_check && !t.schema_check);
-        assert_eq!(server.apply("none").unwrap(), Techniques::default());
+        assert_eq!(server.apply("none").unwrap(), Techniques::none());
         assert_eq!(
             server.apply("all,-schema_check").unwrap().to_string(),
             "completion_check,restate_check,repeat_guard,require_after_check,stall_stop"
@@ -153,18 +176,18 @@ mod tests {
 
     #[test]
     fn an_unknown_name_is_refused_and_named() {
-        let err = Techniques::default()
-            .apply("repeat_guard,plan")
-            .unwrap_err();
+        let err = Techniques::none().apply("repeat_guard,plan").unwrap_err();
         assert_eq!(err, UnknownTechnique("plan".into()));
         assert!(err.to_string().contains("repeat_guard"));
     }
 
     #[test]
     fn the_restating_prompt_turns_the_check_on() {
-        let t = Techniques::default().apply("restate_check").unwrap();
+        let t = Techniques::none().apply("restate_check").unwrap();
         assert!(t.checks());
-        assert!(!Techniques::default().checks());
-        assert_eq!(Techniques::default().to_string(), "none");
+        assert!(!Techniques::none().checks());
+        assert_eq!(Techniques::none().to_string(), "none");
+        // What Windlass ships.
+        assert_eq!(Techniques::default().to_string(), "stall_stop");
     }
 }

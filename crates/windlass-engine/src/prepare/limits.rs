@@ -161,7 +161,7 @@ mod tests {
         // still changes it.
         let key = Techniques {
             stall_stop: true,
-            ..Techniques::default()
+            ..Techniques::none()
         };
         let l = limits(&config, &req(json!({})), Some(key)).unwrap();
         assert_eq!(l.techniques, key);

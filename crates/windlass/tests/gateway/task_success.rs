@@ -220,7 +220,7 @@ async fn the_repeat_guard_and_the_schema_check_are_switched_per_request() {
     let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
     script(&gw);
     let body = json!({"model": "m", "input": "find x", "tools": lookup(),
-                      "metadata": {"windlass_techniques": "repeat_guard,schema_check"}});
+                      "metadata": {"windlass_techniques": "none,repeat_guard,schema_check"}});
     let run = create(&gw, Mode::Json, &body).await;
     assert_eq!(run.status(), "completed", "{}", run.resp);
     assert_eq!(mock.calls().len(), 1, "only the first call ran");
@@ -247,11 +247,12 @@ async fn the_repeat_guard_and_the_schema_check_are_switched_per_request() {
         ]
     );
 
-    // Off (the default): every call runs.
+    // Off (the plain loop): every call runs.
     let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found".into()));
     let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
     script(&gw);
-    let body = json!({"model": "m", "input": "find x", "tools": lookup()});
+    let body = json!({"model": "m", "input": "find x", "tools": lookup(),
+                      "metadata": {"windlass_techniques": "none"}});
     assert_eq!(create(&gw, Mode::Json, &body).await.status(), "completed");
     assert_eq!(mock.calls().len(), 3);
 
@@ -281,8 +282,8 @@ async fn the_stall_stop_refuses_a_runaway_call_and_asks_for_the_answer_on_every_
         gw.upstream
             .push(Reply::tool_call("lookup", r#"{"q":"found"}"#));
         gw.upstream.push(Reply::text("It is found."));
-        let body = json!({"model": "m", "input": "look up x", "tools": lookup(),
-                          "metadata": {"windlass_techniques": "stall_stop"}});
+        // On by default.
+        let body = json!({"model": "m", "input": "look up x", "tools": lookup()});
         let run = create(&gw, Mode::Sse, &body).await;
         let what = format!("{kind:?}: {}", run.resp);
         assert_eq!(run.status(), "completed", "{what}");
@@ -307,14 +308,15 @@ async fn the_stall_stop_refuses_a_runaway_call_and_asks_for_the_answer_on_every_
         assert_eq!(t["actions"][1]["denied_because"], "stalled_call", "{t}");
     }
 
-    // Off (the default): the runaway call runs and the next turn is free.
+    // Off: the runaway call runs and the next turn is free.
     let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found".into()));
     let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
     gw.upstream.push(Reply::tool_call("lookup", r#"{"q":"x"}"#));
     gw.upstream
         .push(Reply::tool_call("lookup", r#"{"q":"found"}"#));
     gw.upstream.push(Reply::text("It is found."));
-    let body = json!({"model": "m", "input": "look up x", "tools": lookup()});
+    let body = json!({"model": "m", "input": "look up x", "tools": lookup(),
+                      "metadata": {"windlass_techniques": "-stall_stop"}});
     assert_eq!(create(&gw, Mode::Json, &body).await.status(), "completed");
     assert_eq!(mock.calls().len(), 2);
     assert_ne!(gw.upstream.requests()[2]["tool_choice"], "none");
@@ -328,9 +330,9 @@ async fn an_api_key_carries_its_own_techniques() {
         executors: vec![mock.arc()],
         ..GatewayOptions::default()
     };
-    let mut lab = key("lab", "acme");
-    lab.techniques = Some(vec!["stall_stop".into()]);
-    opts.server.keys = resolve(&[lab, key("plain", "acme")]);
+    let mut plain = key("plain", "acme");
+    plain.techniques = Some(vec!["none".into()]);
+    opts.server.keys = resolve(&[key("lab", "acme"), plain]);
     let gw = Gateway::start_with(opts).await;
     let body = json!({"model": "m", "input": "look up x", "tools": lookup()});
     let runaway = |gw: &Gateway| {
@@ -345,17 +347,17 @@ async fn an_api_key_carries_its_own_techniques() {
     assert_eq!(
         mock.calls().len(),
         1,
-        "the key's stall stop refused the second call"
+        "the server's stall stop refused the second call"
     );
     runaway(&gw);
     As::new(&gw, "plain").create(&body).await;
-    assert_eq!(mock.calls().len(), 3, "the other key's loop ran both");
+    assert_eq!(mock.calls().len(), 3, "the plain key's loop ran both");
     // The request still changes the key's set.
     runaway(&gw);
-    let off = json!({"model": "m", "input": "look up x", "tools": lookup(),
-                     "metadata": {"windlass_techniques": "-stall_stop"}});
-    As::new(&gw, "lab").create(&off).await;
-    assert_eq!(mock.calls().len(), 5);
+    let on = json!({"model": "m", "input": "look up x", "tools": lookup(),
+                    "metadata": {"windlass_techniques": "stall_stop"}});
+    As::new(&gw, "plain").create(&on).await;
+    assert_eq!(mock.calls().len(), 4);
 }
 
 #[tokio::test]
