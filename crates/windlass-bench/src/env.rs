@@ -16,7 +16,7 @@ use windlass_server::{AppState, Metrics, ServerConfig, TimedStore};
 use windlass_store::{PgStore, SqliteOptions, SqliteStore};
 use windlass_testkit::{FakeUpstream, MockBehavior, MockExecutor};
 
-use crate::Settings;
+use crate::settings::Settings;
 
 /// Name of the server-side tool of the agentic-loop scenario.
 pub const TOOL_NAME: &str = "bench_sleep";

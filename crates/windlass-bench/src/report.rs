@@ -246,6 +246,11 @@ pub fn json(meta: Value, rows: &[Row], details: Value) -> Value {
     })
 }
 
+/// Progress line on stderr.
+pub fn progress(msg: impl AsRef<str>) {
+    eprintln!("[windlass-bench] {}", msg.as_ref());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use bytes::Bytes;
 
-use crate::completion::error_body;
+use crate::error_body::error_body;
 use crate::reply::StreamEnd;
 use crate::turn::{Turn, UsageNumbers};
 

@@ -12,13 +12,13 @@ use serde_json::{json, Value};
 use windlass_engine::{NewResponse, ResponseStore, DEFAULT_TENANT};
 use windlass_testkit::Reply;
 
-use super::json::{check_windlass, MODEL};
-use super::{alternate, Outcome, Rounds};
+use super::{alternate, check_windlass, Outcome, Rounds, MODEL};
 use crate::env::Bench;
 use crate::load::{ms, post_json};
+use crate::report::progress;
 use crate::report::Row;
+use crate::settings::Settings;
 use crate::stats::Dist;
-use crate::{progress, Settings};
 
 const ANSWER: &str = "Noted.";
 

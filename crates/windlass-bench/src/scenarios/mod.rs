@@ -13,10 +13,32 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::env::Bench;
 use crate::load::{run_phase, Phase, Sample};
+use crate::report::progress;
 use crate::report::Row;
+use crate::settings::Settings;
 use crate::stats::{median, Dist};
-use crate::{progress, Settings};
+
+pub const MODEL: &str = "fake-model";
+
+/// Sends one request through Windlass and checks the response is what the
+/// scenario expects (so a broken setup fails loudly instead of timing errors).
+pub async fn check_windlass(bench: &Bench, body: &Value) -> Result<Value, String> {
+    let resp = bench
+        .client
+        .post(&*bench.windlass_url)
+        .json(body)
+        .send()
+        .await
+        .map_err(|e| format!("windlass request: {e}"))?;
+    let status = resp.status();
+    let text = resp.text().await.map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(format!("windlass answered {status}: {text}"));
+    }
+    serde_json::from_str(&text).map_err(|e| format!("windlass body: {e}: {text}"))
+}
 
 /// What a scenario hands back: its table rows and its raw details (JSON).
 pub type Outcome = Result<(Vec<Row>, Value), String>;

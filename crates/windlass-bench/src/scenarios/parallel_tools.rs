@@ -16,13 +16,13 @@ use serde_json::{json, Value};
 use windlass_engine::EngineConfig;
 use windlass_testkit::{Reply, ToolCallSpec};
 
-use super::json::{check_windlass, MODEL};
-use super::{count_output, Outcome};
+use super::{check_windlass, count_output, Outcome, MODEL};
 use crate::env::{Bench, PARALLEL_TOOL_MS, PARALLEL_TOOL_NAME};
 use crate::load::ms;
+use crate::report::progress;
 use crate::report::Row;
+use crate::settings::Settings;
 use crate::stats::Dist;
-use crate::{progress, Settings};
 
 /// Tool calls in the turn (the figure).
 pub const CALLS: usize = 8;

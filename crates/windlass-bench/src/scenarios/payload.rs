@@ -4,7 +4,6 @@
 
 use serde_json::{json, Value};
 
-use super::json::{check_windlass, MODEL};
 use crate::env::Bench;
 
 const PROMPT: &str = "Say hello to the benchmark.";

@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::redirect;
 use serde_json::Value;
 
-use super::SearchError;
+use super::search::SearchError;
 use crate::ssrf::{check_url, AllowList, SsrfError};
 
 /// Largest backend answer read, in bytes.
