@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Scenario {
+pub(crate) enum Scenario {
     /// Every scenario below, in this order.
     All,
     /// Stored non-streaming request, one turn.
@@ -27,7 +27,7 @@ pub enum Scenario {
 /// Measure Windlass against the same upstream reached directly.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "windlass-bench", version)]
-pub struct Args {
+pub(crate) struct Args {
     /// Which scenario to run.
     #[arg(long, value_enum, default_value_t = Scenario::All)]
     pub scenario: Scenario,
@@ -122,7 +122,7 @@ pub struct Args {
 
 /// Resolved settings.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub quick: bool,
     pub duration: Duration,
     /// Phase length of the stored JSON and stream measurements, whose p99
@@ -158,7 +158,7 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn from(a: &Args) -> Settings {
+    pub(crate) fn from(a: &Args) -> Settings {
         let duration = Duration::from_secs_f64(
             a.duration_secs
                 .unwrap_or(if a.quick { 0.2 } else { 5.0 })

@@ -74,7 +74,7 @@ async fn direct_loop(
     }
 }
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     let calls: Vec<ToolCallSpec> = (0..s.tool_calls)
         .map(|i| ToolCallSpec::new(TOOL_NAME, format!("{{\"i\":{i}}}")))
         .collect();

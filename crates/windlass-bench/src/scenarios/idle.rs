@@ -186,7 +186,7 @@ async fn phase(bench: &Bench, s: &Settings, n: usize, windlass: bool) -> Result<
     })
 }
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     bench
         .upstream
         .set_default(Reply::text("This stream never ends.").stall_after(1));

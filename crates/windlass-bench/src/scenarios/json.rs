@@ -15,7 +15,7 @@ use crate::settings::Settings;
 
 const ANSWER: &str = "Hello! This is a short answer from the fake upstream model.";
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     bench
         .upstream
         .set_default(Reply::text(ANSWER).first_byte_delay(s.upstream_delay));

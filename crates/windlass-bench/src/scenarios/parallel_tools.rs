@@ -25,7 +25,7 @@ use crate::settings::Settings;
 use crate::stats::Dist;
 
 /// Tool calls in the turn (the figure).
-pub const CALLS: usize = 8;
+pub(crate) const CALLS: usize = 8;
 
 /// "Well under" the 400 ms that two sequential waves of 200 ms would take.
 const TARGET_MS: f64 = 300.0;
@@ -50,7 +50,7 @@ async fn one(bench: &Bench, body: &Value) -> Result<f64, String> {
     Ok(wall)
 }
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     let body = json!({
         "model": MODEL,
         "input": "Call the tool eight times at once, then answer.",

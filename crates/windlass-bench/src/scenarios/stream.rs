@@ -79,7 +79,7 @@ async fn measure(
     alternate(label, s, concurrency, duration, direct, windlass).await
 }
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     let text = reply_text(s.tokens);
     let mut paced = Reply::text(text.clone())
         .chunk_chars(4)

@@ -211,7 +211,7 @@ pub(crate) struct HookPolicy {
 }
 
 impl HookPolicy {
-    pub fn new(hooks: Hooks) -> HookPolicy {
+    pub(super) fn new(hooks: Hooks) -> HookPolicy {
         HookPolicy { hooks }
     }
 }

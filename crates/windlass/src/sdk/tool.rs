@@ -316,7 +316,7 @@ pub(crate) struct ToolRegistry {
 }
 
 impl ToolRegistry {
-    pub fn new(tools: Vec<Tool>) -> Result<ToolRegistry, BuildError> {
+    pub(crate) fn new(tools: Vec<Tool>) -> Result<ToolRegistry, BuildError> {
         let mut by_name = HashMap::with_capacity(tools.len());
         for (i, t) in tools.iter().enumerate() {
             if !windlass_engine::valid_name(&t.name) || t.name.is_empty() {
@@ -329,15 +329,15 @@ impl ToolRegistry {
         Ok(ToolRegistry { tools, by_name })
     }
 
-    pub fn get(&self, name: &str) -> Option<&Tool> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Tool> {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
-    pub fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
     }
 
-    pub fn tools(&self) -> &[Tool] {
+    pub(crate) fn tools(&self) -> &[Tool] {
         &self.tools
     }
 }

@@ -40,7 +40,7 @@ fn refused(e: SsrfError) -> SearchError {
 
 impl Outbound {
     /// Sends `call` to `url` with `headers`; Ok is the answer's JSON.
-    pub async fn json(
+    pub(crate) async fn json(
         &self,
         url: &str,
         call: Call<'_>,
