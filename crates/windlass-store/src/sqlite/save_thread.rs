@@ -153,7 +153,7 @@ impl Sched {
 pub(super) enum Saves {
     /// One commit per save, each on a blocking-pool thread.
     PerSave,
-    /// Group commit on the save thread (`save_thread.rs`).
+    /// Group commit on the save thread ([`SaveThread`]).
     Thread(Arc<SaveThread>),
 }
 
