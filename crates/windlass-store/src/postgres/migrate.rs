@@ -8,7 +8,7 @@
 use deadpool_postgres::Object;
 use windlass_engine::StoreError;
 
-use super::backend;
+use super::error::backend;
 
 /// Migrations in order; a version is its position, from 1.
 const MIGRATIONS: &[&str] = &[

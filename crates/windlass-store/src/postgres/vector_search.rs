@@ -6,7 +6,7 @@ use deadpool_postgres::GenericClient;
 use futures::{pin_mut, TryStreamExt};
 use windlass_engine::{ChunkQuery, SearchOutcome, StoreError};
 
-use super::backend;
+use super::error::backend;
 use super::pgvector::quote;
 use crate::retrieval::fuse::CANDIDATES;
 use crate::retrieval::records::decode_attributes;

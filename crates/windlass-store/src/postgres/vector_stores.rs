@@ -10,12 +10,13 @@ use windlass_engine::{
 };
 use windlass_protocol::{Attributes, VectorStore, VectorStoreFile, VectorStoreFileBatch};
 
+use super::error::backend;
 use super::files::{cursor, file_seq};
 use super::vector_rows::{
     attachment_seq, complete, file_row, get_batch, get_file, get_store, store_row, store_seq,
     FILE_COLUMNS, STORE_COLUMNS,
 };
-use super::{backend, PgStore};
+use super::PgStore;
 use crate::retrieval::paging::Window;
 use crate::retrieval::records::{encode_attributes, encode_metadata, to_i64};
 
