@@ -165,7 +165,8 @@ async fn assert_swept(s: &dyn Retrieval, tenant: &str, store: &str, file: &str, 
 async fn hits(s: &dyn Retrieval, tenant: &str, store: &str) -> usize {
     s.search(tenant, &query(store))
         .await
-        .unwrap().found()
+        .unwrap()
+        .found()
         .expect("store known")
         .hits
         .len()

@@ -805,7 +805,8 @@ async fn keyword_search_takes_any_question() {
         let out = s
             .search(T, &query(&["vs_docs"], "What is the refund policy?"))
             .await
-            .unwrap().found()
+            .unwrap()
+            .found()
             .unwrap();
         assert_eq!(
             out.mode,
@@ -832,7 +833,8 @@ async fn keyword_search_takes_any_question() {
         let out = s
             .search(T, &query(&["vs_docs"], "kneading"))
             .await
-            .unwrap().found()
+            .unwrap()
+            .found()
             .unwrap();
         assert_eq!(file_ids(&out.hits), ["file-cook"], "{}", b.name);
         for q in [
@@ -849,12 +851,17 @@ async fn keyword_search_takes_any_question() {
             "budget's \"report\"",
         ] {
             let r = s.search(T, &query(&["vs_docs", "vs_more"], q)).await;
-            assert!(matches!(r, Ok(Searched::Done(_))), "{}: {q:?} -> {r:?}", b.name);
+            assert!(
+                matches!(r, Ok(Searched::Done(_))),
+                "{}: {q:?} -> {r:?}",
+                b.name
+            );
         }
         let out = s
             .search(T, &query(&["vs_docs"], "budget's \"report\""))
             .await
-            .unwrap().found()
+            .unwrap()
+            .found()
             .unwrap();
         assert_eq!(file_ids(&out.hits), ["file-money"]);
         assert_eq!(out.hits[0].chunk_index, 1);
@@ -882,7 +889,8 @@ async fn search_scope_tenancy_filters_limit_and_threshold() {
         let out = s
             .search(T, &query(&["vs_docs", "vs_more"], "refund passport"))
             .await
-            .unwrap().found()
+            .unwrap()
+            .found()
             .unwrap();
         let mut found: Vec<(&str, &str)> = out
             .hits
@@ -933,7 +941,10 @@ async fn search_scope_tenancy_filters_limit_and_threshold() {
 
         let mut q = query(&["vs_docs", "vs_more"], "refund passport bread budget");
         q.limit = 2;
-        assert_eq!(s.search(T, &q).await.unwrap().found().unwrap().hits.len(), 2);
+        assert_eq!(
+            s.search(T, &q).await.unwrap().found().unwrap().hits.len(),
+            2
+        );
         q.limit = 10;
         q.score_threshold = Some(0.99);
         let out = s.search(T, &q).await.unwrap().found().unwrap();
@@ -1016,7 +1027,8 @@ async fn deleting_files_and_stores_removes_their_chunks_everywhere() {
         let out = s
             .search(T, &query(&both, "refund budget"))
             .await
-            .unwrap().found()
+            .unwrap()
+            .found()
             .unwrap();
         assert!(out.hits.is_empty(), "{}: {:?}", b.name, out.hits);
         assert_eq!(
@@ -1035,7 +1047,8 @@ async fn deleting_files_and_stores_removes_their_chunks_everywhere() {
         assert_eq!(
             s.search(T, &query(&["vs_docs"], "passport"))
                 .await
-                .unwrap().found()
+                .unwrap()
+                .found()
                 .unwrap()
                 .hits,
             vec![]

@@ -28,10 +28,7 @@ async fn age_by(db: &str, store: &str, secs: i64) {
             .await
             .expect("connect");
         let driver = tokio::spawn(connection);
-        let n = client
-            .execute(sql, &[&secs, &store])
-            .await
-            .expect("age");
+        let n = client.execute(sql, &[&secs, &store]).await.expect("age");
         assert_eq!(n, 1);
         drop(client);
         let _ = driver.await;
@@ -197,7 +194,10 @@ async fn a_store_past_its_day_is_not_searched_before_any_sweep() {
         assert_eq!(me.settled(&vs, &file).await["status"], "completed");
         let path = format!("/v1/vector_stores/{vs}/search");
         let (status, page) = me.post(&path, &json!({"query": "cat"})).await;
-        assert_eq!((status, page["data"][0]["file_id"].as_str()), (200, Some(file.as_str())));
+        assert_eq!(
+            (status, page["data"][0]["file_id"].as_str()),
+            (200, Some(file.as_str()))
+        );
 
         // A file_search call is use too: half a day idle, then searched by
         // the tool, the store's day starts again.
@@ -209,7 +209,10 @@ async fn a_store_past_its_day_is_not_searched_before_any_sweep() {
         assert!(upstream.tool_messages(1)[0].contains("Biscuit"));
         let (_, got) = me.get(&format!("/v1/vector_stores/{vs}")).await;
         let idle = now() - got["last_active_at"].as_i64().expect("last_active_at");
-        assert!(idle < DAY / 4, "the tool's search moved last_active_at: {got}");
+        assert!(
+            idle < DAY / 4,
+            "the tool's search moved last_active_at: {got}"
+        );
 
         age(&db, &vs).await;
         let (_, got) = me.get(&format!("/v1/vector_stores/{vs}")).await;
@@ -238,7 +241,11 @@ async fn a_store_past_its_day_is_not_searched_before_any_sweep() {
         let (_, content) = me
             .get(&format!("/v1/vector_stores/{vs}/files/{file}/content"))
             .await;
-        assert_eq!(content["data"].as_array().map(Vec::len), Some(1), "{content}");
+        assert_eq!(
+            content["data"].as_array().map(Vec::len),
+            Some(1),
+            "{content}"
+        );
     }
 }
 

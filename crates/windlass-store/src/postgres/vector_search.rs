@@ -3,8 +3,8 @@
 //! over streamed `real[]` rows without it, fused (`retrieval::search`).
 
 use deadpool_postgres::{GenericClient, Object};
-use tokio_postgres::IsolationLevel;
 use futures::{pin_mut, TryStreamExt};
+use tokio_postgres::IsolationLevel;
 use windlass_engine::{ChunkQuery, Searched, StoreError};
 
 use super::backend;
