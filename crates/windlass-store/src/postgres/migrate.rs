@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-pg/0009_containers.sql"),
     include_str!("../../migrations-pg/0010_prompts.sql"),
     include_str!("../../migrations-pg/0011_vector_store_description_expiry.sql"),
+    include_str!("../../migrations-pg/0012_chunk_embedding_dims.sql"),
 ];
 
 /// The advisory lock key that serializes migrations (any fixed number; this

@@ -5,7 +5,7 @@
 use deadpool_postgres::GenericClient;
 use windlass_engine::{
     Attached, ChunkQuery, ExpiredVectorStore, FileFilter, IngestionJob, IngestionOutcome,
-    ListRequest, NewAttachment, NewBatch, NewVectorStore, Page, SearchOutcome, StoreError,
+    ListRequest, NewAttachment, NewBatch, NewVectorStore, Page, Searched, StoreError,
     VectorStoreStore, VectorStoreUpdate,
 };
 use windlass_protocol::{Attributes, VectorStore, VectorStoreFile, VectorStoreFileBatch};
@@ -542,12 +542,13 @@ impl VectorStoreStore for PgStore {
         super::vector_expiry::expire(&mut self.conn().await?, now).await
     }
 
-    async fn search(
-        &self,
-        tenant: &str,
-        query: &ChunkQuery,
-    ) -> Result<Option<SearchOutcome>, StoreError> {
-        super::vector_search::search(&self.conn().await?, self.vector.as_deref(), tenant, query)
-            .await
+    async fn search(&self, tenant: &str, query: &ChunkQuery) -> Result<Searched, StoreError> {
+        super::vector_search::search(
+            &mut self.conn().await?,
+            self.vector.as_deref(),
+            tenant,
+            query,
+        )
+        .await
     }
 }

@@ -152,6 +152,10 @@ pub struct ChunkQuery {
     pub score_threshold: Option<f64>,
     /// Weights of the keyword and embedding rankings (default equal).
     pub weights: Option<HybridSearch>,
+    /// The moment (Unix seconds) expiry is judged at: a store whose
+    /// `expires_after` has run out by then is not searched, whether or not
+    /// the sweep has marked it yet.
+    pub now: u64,
 }
 
 /// A query's embedding, with the model that made it.
@@ -189,6 +193,27 @@ pub struct SearchOutcome {
     pub hits: Vec<ChunkHit>,
     /// `Hybrid` when an embedding ranking took part, `Keyword` otherwise.
     pub mode: SearchMode,
+}
+
+/// What a search found, or why it searched nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Searched {
+    Done(SearchOutcome),
+    /// One of the stores is unknown to the tenant (another tenant's too).
+    UnknownStore,
+    /// This store (the first of the query's, by id, that is) has expired at
+    /// the query's `now`: none of the stores was searched.
+    Expired(String),
+}
+
+impl Searched {
+    /// The outcome when the search ran.
+    pub fn found(self) -> Option<SearchOutcome> {
+        match self {
+            Searched::Done(outcome) => Some(outcome),
+            Searched::UnknownStore | Searched::Expired(_) => None,
+        }
+    }
 }
 
 /// A store the expiry sweep found expired (and emptied).
@@ -350,10 +375,7 @@ pub trait VectorStoreStore: Send + Sync {
     /// one sweep. Returns the stores expired by this call.
     async fn expire_vector_stores(&self, now: u64) -> Result<Vec<ExpiredVectorStore>, StoreError>;
 
-    /// `None` when one of the stores is unknown.
-    async fn search(
-        &self,
-        tenant: &str,
-        query: &ChunkQuery,
-    ) -> Result<Option<SearchOutcome>, StoreError>;
+    /// Searches the stores' chunks, or nothing when one store is unknown or
+    /// has expired at `query.now` (checked in the same read as the search).
+    async fn search(&self, tenant: &str, query: &ChunkQuery) -> Result<Searched, StoreError>;
 }
