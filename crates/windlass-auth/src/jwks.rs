@@ -40,7 +40,7 @@ pub(crate) struct SigningKey {
 
 impl SigningKey {
     /// Whether this key may verify a token signed with `alg`.
-    pub fn fits(&self, alg: Algorithm) -> bool {
+    pub(crate) fn fits(&self, alg: Algorithm) -> bool {
         let pinned = match self.alg {
             None => true,
             Some(pinned) => pinned.to_string() == format!("{alg:?}"),
@@ -75,7 +75,7 @@ pub(crate) struct Jwks {
 }
 
 impl Jwks {
-    pub fn new(config: &OidcConfig, client: reqwest::Client) -> Jwks {
+    pub(crate) fn new(config: &OidcConfig, client: reqwest::Client) -> Jwks {
         Jwks {
             client,
             issuer: config.issuer.clone(),
@@ -89,7 +89,7 @@ impl Jwks {
 
     /// The keys that may verify a token with this `kid` and `alg`, fetching
     /// the set first when it is stale or (once per interval) lacks the kid.
-    pub async fn keys_for(&self, kid: Option<&str>, alg: Algorithm) -> Vec<Arc<SigningKey>> {
+    pub(crate) async fn keys_for(&self, kid: Option<&str>, alg: Algorithm) -> Vec<Arc<SigningKey>> {
         let now = Instant::now();
         {
             let keys = self.keys.read().await;

@@ -16,19 +16,19 @@ use windlass_server::{AppState, Metrics, ServerConfig, TimedStore};
 use windlass_store::{PgStore, SqliteOptions, SqliteStore};
 use windlass_testkit::{FakeUpstream, MockBehavior, MockExecutor};
 
-use crate::Settings;
+use crate::settings::Settings;
 
 /// Name of the server-side tool of the agentic-loop scenario.
-pub const TOOL_NAME: &str = "bench_sleep";
+pub(crate) const TOOL_NAME: &str = "bench_sleep";
 
 /// The parallel-tools scenario's server-side tool, and how long it sleeps.
-pub const PARALLEL_TOOL_NAME: &str = "bench_sleep_200ms";
-pub const PARALLEL_TOOL_MS: u64 = 200;
+pub(crate) const PARALLEL_TOOL_NAME: &str = "bench_sleep_200ms";
+pub(crate) const PARALLEL_TOOL_MS: u64 = 200;
 
 /// Long enough never to fire during a run (idle streams stay open for seconds).
 const PROVIDER_TIMEOUT: Duration = Duration::from_secs(3600);
 
-pub struct Bench {
+pub(crate) struct Bench {
     pub upstream: FakeUpstream,
     /// The load generator's HTTP client (big pool, no proxy, TCP_NODELAY).
     pub client: reqwest::Client,
@@ -83,7 +83,7 @@ async fn open_store(
     Ok(Arc::new(store))
 }
 
-pub fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
         .tcp_nodelay(true)
@@ -96,7 +96,7 @@ pub fn client() -> reqwest::Client {
 impl Bench {
     /// Starts the fake upstream on the current (client) runtime and Windlass
     /// on `wl`.
-    pub async fn start(s: &Settings, wl: Handle) -> Result<Bench, String> {
+    pub(crate) async fn start(s: &Settings, wl: Handle) -> Result<Bench, String> {
         let upstream = FakeUpstream::start().await;
         upstream.set_record_requests(false);
         let db = temp_db();
@@ -224,7 +224,7 @@ impl Bench {
     }
 
     /// Stops Windlass and the upstream, removes the SQLite files.
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }

@@ -13,7 +13,7 @@ use crate::measure::CpuMark;
 
 /// One timed request, as the client saw it.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub ok: bool,
     /// Send to end of body.
     pub total_ms: f64,
@@ -35,13 +35,13 @@ impl Sample {
     }
 }
 
-pub fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
 /// Everything measured during one phase (one mode, one round).
 #[derive(Debug, Clone)]
-pub struct Phase {
+pub(crate) struct Phase {
     pub samples: Vec<Sample>,
     pub errors: usize,
     pub wall: Duration,
@@ -58,20 +58,20 @@ pub struct Phase {
 }
 
 impl Phase {
-    pub fn ok(&self) -> impl Iterator<Item = &Sample> {
+    pub(crate) fn ok(&self) -> impl Iterator<Item = &Sample> {
         self.samples.iter().filter(|s| s.ok)
     }
 
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.samples.iter().filter(|s| s.ok).count()
     }
 
-    pub fn events(&self) -> u64 {
+    pub(crate) fn events(&self) -> u64 {
         self.ok().map(|s| u64::from(s.events)).sum()
     }
 
     /// Successful requests per second.
-    pub fn rate(&self) -> f64 {
+    pub(crate) fn rate(&self) -> f64 {
         self.count() as f64 / self.wall.as_secs_f64()
     }
 }
@@ -79,7 +79,7 @@ impl Phase {
 /// Runs `concurrency` workers, each calling `make` in a loop until
 /// `duration` has passed (at least once; a request started before the
 /// deadline runs to its end), and measures the CPU spent meanwhile.
-pub async fn run_phase<F, Fut>(concurrency: usize, duration: Duration, make: F) -> Phase
+pub(crate) async fn run_phase<F, Fut>(concurrency: usize, duration: Duration, make: F) -> Phase
 where
     F: Fn() -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Sample> + Send + 'static,
@@ -139,7 +139,7 @@ where
 }
 
 /// A POST with a pre-serialized JSON body, read to the end.
-pub async fn post_json(client: reqwest::Client, url: Arc<str>, body: Bytes) -> Sample {
+pub(crate) async fn post_json(client: reqwest::Client, url: Arc<str>, body: Bytes) -> Sample {
     let start = Instant::now();
     let resp = match client
         .post(&*url)
@@ -165,7 +165,7 @@ pub async fn post_json(client: reqwest::Client, url: Arc<str>, body: Bytes) -> S
 /// Marks the first token in a stream: the first byte sequence that only a
 /// frame carrying generated text contains.
 #[derive(Debug, Clone, Copy)]
-pub enum TokenMarker {
+pub(crate) enum TokenMarker {
     /// Chat completions chunk with text (`"delta":{"content":"..."}`).
     Chat,
     /// Responses `response.output_text.delta` event.
@@ -187,7 +187,7 @@ fn find(hay: &[u8], needle: &[u8]) -> bool {
 
 /// A streamed POST read to the end: time to headers, to the first token,
 /// to the last byte, and the number of SSE events (`\n\n` separators).
-pub async fn post_stream(
+pub(crate) async fn post_stream(
     client: reqwest::Client,
     url: Arc<str>,
     body: Bytes,

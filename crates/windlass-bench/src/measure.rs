@@ -10,11 +10,11 @@ use std::time::Duration;
 /// and its blocking pool (tokio names both alike), where the store runs
 /// SQLite (reads inline on the workers, WAL checkpoints and writes other
 /// than saves on the blocking pool).
-pub const WINDLASS_THREAD: &str = "windlass-rt";
+pub(crate) const WINDLASS_THREAD: &str = "windlass-rt";
 
 /// Whether a thread (by its `comm`, 15 characters at most) does Windlass's
 /// work: the runtime's threads and the SQLite store's save thread.
-pub fn is_windlass_thread(comm: &str) -> bool {
+pub(crate) fn is_windlass_thread(comm: &str) -> bool {
     comm.starts_with(WINDLASS_THREAD) || comm == windlass_store::SAVE_THREAD_NAME
 }
 
@@ -23,7 +23,7 @@ pub fn is_windlass_thread(comm: &str) -> bool {
 // while counting is switched on (the idle-stream scenario), so the CPU
 // scenarios pay one relaxed load per allocation and nothing else.
 
-pub struct CountingAlloc;
+pub(crate) struct CountingAlloc;
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static LIVE: AtomicIsize = AtomicIsize::new(0);
@@ -67,18 +67,18 @@ unsafe impl GlobalAlloc for CountingAlloc {
 }
 
 /// Starts counting heap bytes from zero.
-pub fn heap_counting_start() {
+pub(crate) fn heap_counting_start() {
     LIVE.store(0, Ordering::SeqCst);
     COUNTING.store(true, Ordering::SeqCst);
 }
 
 /// Bytes allocated and not freed since [`heap_counting_start`] (frees of
 /// older blocks count negative).
-pub fn heap_live() -> isize {
+pub(crate) fn heap_live() -> isize {
     LIVE.load(Ordering::SeqCst)
 }
 
-pub fn heap_counting_stop() {
+pub(crate) fn heap_counting_stop() {
     COUNTING.store(false, Ordering::SeqCst);
 }
 
@@ -87,32 +87,32 @@ pub fn heap_counting_stop() {
 #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 mod sys {
     #[repr(C)]
-    pub struct Timeval {
+    pub(super) struct Timeval {
         pub tv_sec: i64,
         pub tv_usec: i64,
     }
 
     #[repr(C)]
-    pub struct Rusage {
+    pub(super) struct Rusage {
         pub ru_utime: Timeval,
         pub ru_stime: Timeval,
         pub rest: [i64; 14],
     }
 
-    pub const RUSAGE_SELF: i32 = 0;
+    pub(super) const RUSAGE_SELF: i32 = 0;
 
     extern "C" {
-        pub fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+        pub(super) fn getrusage(who: i32, usage: *mut Rusage) -> i32;
     }
 
     #[cfg(target_env = "gnu")]
     extern "C" {
-        pub fn malloc_trim(pad: usize) -> i32;
+        pub(super) fn malloc_trim(pad: usize) -> i32;
     }
 }
 
 /// User + system CPU time of the whole process (every thread, also exited ones).
-pub fn process_cpu() -> Duration {
+pub(crate) fn process_cpu() -> Duration {
     #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
     {
         let mut u = sys::Rusage {
@@ -139,7 +139,7 @@ pub fn process_cpu() -> Duration {
 }
 
 /// Hands freed heap pages back to the kernel so VmRSS reflects live memory.
-pub fn trim_heap() {
+pub(crate) fn trim_heap() {
     #[cfg(all(target_os = "linux", target_pointer_width = "64", target_env = "gnu"))]
     // SAFETY: glibc's malloc_trim has no preconditions.
     unsafe {
@@ -148,7 +148,7 @@ pub fn trim_heap() {
 }
 
 /// Resident set size in bytes (`VmRSS` of `/proc/self/status`).
-pub fn rss_bytes() -> u64 {
+pub(crate) fn rss_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
@@ -163,7 +163,7 @@ pub fn rss_bytes() -> u64 {
 /// first field: exact scheduler accounting, user and kernel time) and
 /// context switches (voluntary + involuntary, from `status`).
 #[derive(Debug, Clone, Default)]
-pub struct ThreadCpu(HashMap<u32, ThreadCounters>);
+pub(crate) struct ThreadCpu(HashMap<u32, ThreadCounters>);
 
 #[derive(Debug, Clone, Copy, Default)]
 struct ThreadCounters {
@@ -173,7 +173,7 @@ struct ThreadCounters {
 
 /// What the Windlass threads did between two snapshots.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ThreadDelta {
+pub(crate) struct ThreadDelta {
     pub cpu: Duration,
     pub context_switches: u64,
 }
@@ -191,7 +191,7 @@ fn switches(status: &str) -> u64 {
 
 impl ThreadCpu {
     /// The threads for which `keep(comm)` holds.
-    pub fn snapshot(keep: impl Fn(&str) -> bool) -> ThreadCpu {
+    pub(crate) fn snapshot(keep: impl Fn(&str) -> bool) -> ThreadCpu {
         let mut map = HashMap::new();
         let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
             return ThreadCpu(map);
@@ -223,13 +223,13 @@ impl ThreadCpu {
         ThreadCpu(map)
     }
 
-    pub fn windlass() -> ThreadCpu {
+    pub(crate) fn windlass() -> ThreadCpu {
         ThreadCpu::snapshot(is_windlass_thread)
     }
 
     /// What the threads alive now did since `earlier` (a thread born in
     /// between counts from zero; one that died in between is lost).
-    pub fn since(&self, earlier: &ThreadCpu) -> ThreadDelta {
+    pub(crate) fn since(&self, earlier: &ThreadCpu) -> ThreadDelta {
         let mut d = ThreadDelta::default();
         for (tid, now) in &self.0 {
             let before = earlier.0.get(tid).copied().unwrap_or_default();
@@ -242,13 +242,13 @@ impl ThreadCpu {
 
 /// CPU counters at one instant.
 #[derive(Debug, Clone)]
-pub struct CpuMark {
+pub(crate) struct CpuMark {
     process: Duration,
     windlass: ThreadCpu,
 }
 
 impl CpuMark {
-    pub fn now() -> CpuMark {
+    pub(crate) fn now() -> CpuMark {
         CpuMark {
             process: process_cpu(),
             windlass: ThreadCpu::windlass(),
@@ -256,7 +256,7 @@ impl CpuMark {
     }
 
     /// (process CPU, Windlass threads) since `self`.
-    pub fn elapsed(&self) -> (Duration, ThreadDelta) {
+    pub(crate) fn elapsed(&self) -> (Duration, ThreadDelta) {
         let now = CpuMark::now();
         (
             now.process.saturating_sub(self.process),

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use tokio::net::{TcpListener, TcpStream};
 
 /// Starts the relay to `upstream` on the current runtime; returns its address.
-pub async fn start(upstream: SocketAddr) -> Result<SocketAddr, String> {
+pub(crate) async fn start(upstream: SocketAddr) -> Result<SocketAddr, String> {
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("relay bind: {e}"))?;

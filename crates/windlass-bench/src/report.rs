@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// One line of the result table.
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub scenario: &'static str,
     pub metric: String,
     pub unit: &'static str,
@@ -24,7 +24,7 @@ pub struct Row {
 
 impl Row {
     /// direct vs Windlass, with the difference and the ratio.
-    pub fn compare(
+    pub(crate) fn compare(
         scenario: &'static str,
         metric: &str,
         unit: &'static str,
@@ -45,7 +45,7 @@ impl Row {
     }
 
     /// direct vs Windlass, no difference (e.g. throughput, counts).
-    pub fn side_by_side(
+    pub(crate) fn side_by_side(
         scenario: &'static str,
         metric: &str,
         unit: &'static str,
@@ -59,7 +59,12 @@ impl Row {
 
     /// A figure that only exists for Windlass (an overhead, a CPU cost),
     /// shown in the `added` column.
-    pub fn overhead(scenario: &'static str, metric: &str, unit: &'static str, v: f64) -> Row {
+    pub(crate) fn overhead(
+        scenario: &'static str,
+        metric: &str,
+        unit: &'static str,
+        v: f64,
+    ) -> Row {
         Row {
             scenario,
             metric: metric.to_owned(),
@@ -74,7 +79,7 @@ impl Row {
     }
 
     /// A plain Windlass figure, shown in the `windlass` column.
-    pub fn value(scenario: &'static str, metric: &str, unit: &'static str, v: f64) -> Row {
+    pub(crate) fn value(scenario: &'static str, metric: &str, unit: &'static str, v: f64) -> Row {
         Row {
             scenario,
             metric: metric.to_owned(),
@@ -90,7 +95,7 @@ impl Row {
 
     /// Target `column <= limit` on the `added` column, or on `windlass`
     /// when there is no `added`.
-    pub fn target_max(mut self, limit: f64) -> Row {
+    pub(crate) fn target_max(mut self, limit: f64) -> Row {
         let v = self.added.or(self.windlass);
         let col = if self.added.is_some() {
             "added"
@@ -128,7 +133,7 @@ fn fmt_opt(v: Option<f64>, signed: bool) -> String {
 }
 
 /// The readable table.
-pub fn table(header: &str, rows: &[Row]) -> String {
+pub(crate) fn table(header: &str, rows: &[Row]) -> String {
     let titles = [
         "scenario", "metric", "unit", "direct", "windlass", "added", "ratio", "target", "",
     ];
@@ -196,7 +201,7 @@ pub fn table(header: &str, rows: &[Row]) -> String {
 /// direct upstream's (the tail a user feels), and the save commits that took
 /// 2 ms or more; printed by every run, the CI smoke run included (reported,
 /// never asserted).
-pub fn tail_summary(rows: &[Row]) -> String {
+pub(crate) fn tail_summary(rows: &[Row]) -> String {
     let find = |scenario: &str, metric: &str| {
         rows.iter()
             .find(|r| r.scenario == scenario && r.metric == metric)
@@ -238,12 +243,17 @@ pub fn tail_summary(rows: &[Row]) -> String {
 }
 
 /// The whole run as one JSON document.
-pub fn json(meta: Value, rows: &[Row], details: Value) -> Value {
+pub(crate) fn json(meta: Value, rows: &[Row], details: Value) -> Value {
     serde_json::json!({
         "meta": meta,
         "rows": rows,
         "details": details,
     })
+}
+
+/// Progress line on stderr.
+pub(crate) fn progress(msg: impl AsRef<str>) {
+    eprintln!("[windlass-bench] {}", msg.as_ref());
 }
 
 #[cfg(test)]

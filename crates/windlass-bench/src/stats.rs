@@ -4,7 +4,7 @@ use serde::Serialize;
 
 /// Summary of a sample of values (milliseconds unless said otherwise).
 #[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct Dist {
+pub(crate) struct Dist {
     pub n: usize,
     pub p50: f64,
     pub p90: f64,
@@ -15,7 +15,7 @@ pub struct Dist {
 }
 
 impl Dist {
-    pub fn of(values: impl IntoIterator<Item = f64>) -> Dist {
+    pub(crate) fn of(values: impl IntoIterator<Item = f64>) -> Dist {
         let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
         if v.is_empty() {
             return Dist {
@@ -42,7 +42,7 @@ impl Dist {
 }
 
 /// Nearest-rank percentile of sorted values.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -51,7 +51,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Median (mean of the two middle values for an even count).
-pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
+pub(crate) fn median(values: impl IntoIterator<Item = f64>) -> f64 {
     let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
     if v.is_empty() {
         return f64::NAN;

@@ -23,7 +23,7 @@ use crate::stats::Dist;
 
 /// One commit group of the save thread.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Group {
+pub(crate) struct Group {
     pub rows: u64,
     pub queued_us: u64,
     /// Of `queued`: the thread runnable, waiting for a CPU, after its wake-up.
@@ -46,7 +46,7 @@ impl Group {
 
 /// One checkpoint pass.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Checkpoint {
+pub(crate) struct Checkpoint {
     pub us: u64,
     pub wal_frames: i64,
     pub wal_bytes: u64,
@@ -68,7 +68,7 @@ fn seen() -> std::sync::MutexGuard<'static, Seen> {
 }
 
 /// The layer that records the store's timing events.
-pub struct Collector;
+pub(crate) struct Collector;
 
 #[derive(Default)]
 struct Fields {
@@ -128,19 +128,19 @@ impl<S: Subscriber> Layer<S> for Collector {
 }
 
 /// Forgets what was recorded so far.
-pub fn reset() {
+pub(crate) fn reset() {
     let mut s = seen();
     s.groups.clear();
     s.checkpoints.clear();
 }
 
 /// What was recorded since the last [`reset`].
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub groups: Vec<Group>,
     pub checkpoints: Vec<Checkpoint>,
 }
 
-pub fn take() -> Recorded {
+pub(crate) fn take() -> Recorded {
     let mut s = seen();
     Recorded {
         groups: std::mem::take(&mut s.groups),
@@ -164,7 +164,7 @@ impl Recorded {
     }
 
     /// Table rows (empty when nothing was recorded, e.g. on Postgres).
-    pub fn rows(&self, scenario: &'static str) -> Vec<Row> {
+    pub(crate) fn rows(&self, scenario: &'static str) -> Vec<Row> {
         if self.groups.is_empty() {
             return Vec::new();
         }
@@ -315,7 +315,7 @@ impl Recorded {
         )
     }
 
-    pub fn details(&self) -> Value {
+    pub(crate) fn details(&self) -> Value {
         json!({
             "saves": self.groups.iter().map(|g| g.rows).sum::<u64>(),
             "behind_rewinds": self.behind_rewinds(),

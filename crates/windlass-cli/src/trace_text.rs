@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use windlass_engine::{Trace, TraceAction, TraceStep};
 
-pub fn render(trace: &Trace) -> String {
+pub(crate) fn render(trace: &Trace) -> String {
     let mut out = format!("trace {}\n", trace.response_id);
     let settled: Vec<&TraceAction> = trace.actions.iter().filter(|a| a.step.is_none()).collect();
     for a in settled {

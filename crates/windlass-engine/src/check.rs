@@ -13,7 +13,7 @@ use crate::techniques::Techniques;
 
 /// The user turn after a check's answer that names a missing step: the next
 /// turn is sent with `tool_choice: "required"`.
-pub const REQUIRED_PROMPT: &str = "Do not write tool calls or their results as text. \
+pub(crate) const REQUIRED_PROMPT: &str = "Do not write tool calls or their results as text. \
 Call the tool for the next missing step of the request now.";
 
 /// Longest tool result quoted back to the model in one line.

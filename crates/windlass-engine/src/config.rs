@@ -50,6 +50,7 @@ pub const VERIFICATION_PROMPT: &str = "Before I accept your answer, please verif
 2. Have you verified your results (e.g., by reading output files)?\n\
 If the task is not fully complete, continue working. If it is complete, restate your final answer.";
 
+/// How the engine runs every response: limits, timeouts, the loop's mode and how client tool calls end a response.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     /// Model used when a request names none.
@@ -65,7 +66,9 @@ pub struct EngineConfig {
     pub tool_timeout: Duration,
     /// Wall-clock limit for a whole response (None: unlimited).
     pub max_response_time: Option<Duration>,
+    /// How a response that pauses for the client ends (`completed` or `requires_action`).
     pub client_tools_status: ClientToolsStatus,
+    /// Whether the loop runs tools or returns the model's calls as they are.
     pub loop_mode: LoopMode,
     /// Tool calls one model turn may make; the rest get an error output
     /// (None: no limit).

@@ -15,7 +15,7 @@ pub(crate) struct Deadline {
 }
 
 impl Deadline {
-    pub fn start(limit: Option<Duration>, outer: CancellationToken) -> Deadline {
+    pub(crate) fn start(limit: Option<Duration>, outer: CancellationToken) -> Deadline {
         let token = outer.child_token();
         let timer = limit.map(|limit| {
             let token = token.clone();
@@ -32,12 +32,12 @@ impl Deadline {
     }
 
     /// The limit passed (rather than the caller cancelling).
-    pub fn expired(&self) -> bool {
+    pub(crate) fn expired(&self) -> bool {
         self.token.is_cancelled() && !self.outer.is_cancelled()
     }
 
     /// The caller's token (a closed client cancels this one).
-    pub fn outer(&self) -> &CancellationToken {
+    pub(crate) fn outer(&self) -> &CancellationToken {
         &self.outer
     }
 }

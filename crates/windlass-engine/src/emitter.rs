@@ -32,7 +32,7 @@ pub(crate) struct Emitter<'s> {
 }
 
 impl<'s> Emitter<'s> {
-    pub fn new(
+    pub(crate) fn new(
         response: ResponseResource,
         sink: &'s mut dyn EventSink,
         cancel: CancellationToken,
@@ -57,19 +57,19 @@ impl<'s> Emitter<'s> {
     }
 
     /// Events show hosted items as a client that sent `include` sees them.
-    pub fn with_include(mut self, include: Vec<String>) -> Self {
+    pub(crate) fn with_include(mut self, include: Vec<String>) -> Self {
         self.include = include;
         self
     }
 
     /// Whether events are wanted; callers skip building them otherwise.
-    pub fn on(&self) -> bool {
+    pub(crate) fn on(&self) -> bool {
         self.events && !self.client_gone
     }
 
     /// Sends one event. A closed receiver cancels the response: nobody is
     /// listening, so the upstream call and running tools stop.
-    pub async fn emit(&mut self, mut data: EventData) {
+    pub(crate) async fn emit(&mut self, mut data: EventData) {
         if !self.on() {
             return;
         }
@@ -91,7 +91,7 @@ impl<'s> Emitter<'s> {
 
     /// Records a run event (counts, trace) and hands it to the sink if it
     /// wants run events.
-    pub async fn observe(&mut self, event: RunEvent) {
+    pub(crate) async fn observe(&mut self, event: RunEvent) {
         match &event {
             RunEvent::TurnFinished(_) => self.stats.turns += 1,
             RunEvent::CallDecided(c) if c.turn.is_some() => {
@@ -109,7 +109,7 @@ impl<'s> Emitter<'s> {
     }
 
     /// Lifecycle event carrying a snapshot of the response.
-    pub async fn emit_snapshot(&mut self, make: fn(Box<ResponseResource>) -> EventData) {
+    pub(crate) async fn emit_snapshot(&mut self, make: fn(Box<ResponseResource>) -> EventData) {
         if self.on() {
             let snapshot = Box::new(self.response.clone());
             self.emit(make(snapshot)).await;
@@ -117,7 +117,7 @@ impl<'s> Emitter<'s> {
     }
 
     /// Appends an item to the output and announces it; returns its index.
-    pub async fn add_item(&mut self, item: Item) -> usize {
+    pub(crate) async fn add_item(&mut self, item: Item) -> usize {
         let output_index = self.response.output.len();
         self.open.push(output_index);
         if self.on() {
@@ -137,7 +137,7 @@ impl<'s> Emitter<'s> {
     /// Appends an item to the output without announcing it yet (a call
     /// whose final form is only known once its arguments are complete);
     /// `announce_done` announces it, final.
-    pub fn reserve_item(&mut self, item: Item) -> usize {
+    pub(crate) fn reserve_item(&mut self, item: Item) -> usize {
         let output_index = self.response.output.len();
         self.open.push(output_index);
         self.response.output.push(item);
@@ -145,7 +145,7 @@ impl<'s> Emitter<'s> {
     }
 
     /// Announces a reserved item in its final form: `added` then `done`.
-    pub async fn announce_done(&mut self, output_index: usize) {
+    pub(crate) async fn announce_done(&mut self, output_index: usize) {
         if self.on() {
             let item = self.response.output[output_index].clone();
             self.emit(EventData::OutputItemAdded { output_index, item })
@@ -155,7 +155,7 @@ impl<'s> Emitter<'s> {
     }
 
     /// Announces that the item at `output_index` is final.
-    pub async fn item_done(&mut self, output_index: usize) {
+    pub(crate) async fn item_done(&mut self, output_index: usize) {
         self.open.retain(|&i| i != output_index);
         if self.on() {
             let item = self.response.output[output_index].clone();
@@ -165,41 +165,41 @@ impl<'s> Emitter<'s> {
     }
 
     /// Adds an already-final item: `added` then `done`.
-    pub async fn add_done_item(&mut self, item: Item) -> usize {
+    pub(crate) async fn add_done_item(&mut self, item: Item) -> usize {
         let idx = self.add_item(item).await;
         self.item_done(idx).await;
         idx
     }
 
     /// Whether the item was announced and is not done yet.
-    pub fn is_open(&self, output_index: usize) -> bool {
+    pub(crate) fn is_open(&self, output_index: usize) -> bool {
         self.open.contains(&output_index)
     }
 
     /// Items still open, in output order.
-    pub fn open_items(&self) -> Vec<usize> {
+    pub(crate) fn open_items(&self) -> Vec<usize> {
         self.open.clone()
     }
 
     /// From now on events are kept instead of sent (numbered only when
     /// released), so items can still be taken out of the output unseen.
-    pub fn hold(&mut self) {
+    pub(crate) fn hold(&mut self) {
         self.held.get_or_insert_with(Vec::new);
     }
 
     /// Stops holding and hands back what was held.
-    pub fn take_held(&mut self) -> Vec<EventData> {
+    pub(crate) fn take_held(&mut self) -> Vec<EventData> {
         self.held.take().unwrap_or_default()
     }
 
     /// Stops holding and sends what was held, in order.
-    pub async fn release(&mut self) {
+    pub(crate) async fn release(&mut self) {
         let held = self.take_held();
         self.send_all(held).await;
     }
 
     /// Sends events taken earlier (their items are back in place).
-    pub async fn send_all(&mut self, events: Vec<EventData>) {
+    pub(crate) async fn send_all(&mut self, events: Vec<EventData>) {
         for data in events {
             self.emit(data).await;
         }
@@ -207,18 +207,18 @@ impl<'s> Emitter<'s> {
 
     /// Takes the items from `at` on out of the output (they were never
     /// shown: their events are held).
-    pub fn take_from(&mut self, at: usize) -> Vec<Item> {
+    pub(crate) fn take_from(&mut self, at: usize) -> Vec<Item> {
         self.open.retain(|&i| i < at);
         let at = at.min(self.response.output.len());
         self.response.output.split_off(at)
     }
 
     /// Puts items taken by [`Emitter::take_from`] back at the end.
-    pub fn put_back(&mut self, items: Vec<Item>) {
+    pub(crate) fn put_back(&mut self, items: Vec<Item>) {
         self.response.output.extend(items);
     }
 
-    pub fn item_mut(&mut self, output_index: usize) -> &mut Item {
+    pub(crate) fn item_mut(&mut self, output_index: usize) -> &mut Item {
         &mut self.response.output[output_index]
     }
 }

@@ -29,6 +29,7 @@ pub(crate) struct EngineInner {
 }
 
 impl Engine {
+    /// Starts an engine from its two required ports: where responses are stored and which model answers.
     pub fn builder(
         provider: Arc<dyn ModelProvider>,
         store: Arc<dyn ResponseStore>,
@@ -44,14 +45,17 @@ impl Engine {
         }
     }
 
+    /// The store responses are saved to and read from.
     pub fn store(&self) -> &Arc<dyn ResponseStore> {
         &self.inner.store
     }
 
+    /// The model provider every turn goes to.
     pub fn provider(&self) -> &Arc<dyn ModelProvider> {
         &self.inner.provider
     }
 
+    /// The settings every run uses.
     pub fn config(&self) -> &EngineConfig {
         &self.inner.config
     }
@@ -92,16 +96,19 @@ impl EngineBuilder {
         self
     }
 
+    /// The policy asked about every tool call and every turn (allow everything when unset).
     pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
         self.policy = policy;
         self
     }
 
+    /// The engine's settings (the defaults when unset).
     pub fn config(mut self, config: EngineConfig) -> Self {
         self.config = config;
         self
     }
 
+    /// The engine, ready to prepare and run responses.
     pub fn build(self) -> Engine {
         Engine {
             inner: Arc::new(EngineInner {

@@ -10,22 +10,30 @@ pub enum EngineError {
     /// HTTP 400, `invalid_request_error`.
     #[error("{message}")]
     InvalidRequest {
+        /// What was wrong, for the client.
         message: String,
+        /// The request field at fault, when there is one.
         param: Option<String>,
+        /// A machine-readable code, when there is one.
         code: Option<String>,
     },
     /// HTTP 404, `invalid_request_error`.
     #[error("{message}")]
     NotFound {
+        /// What was not found, for the client.
         message: String,
+        /// The request field naming it, when there is one.
         param: Option<String>,
+        /// A machine-readable code, when there is one.
         code: Option<String>,
     },
+    /// The store failed while preparing or reading.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
 impl EngineError {
+    /// An `invalid_request_error` about `param`.
     pub fn invalid(message: impl Into<String>, param: impl Into<Option<String>>) -> Self {
         EngineError::InvalidRequest {
             message: message.into(),
@@ -34,6 +42,7 @@ impl EngineError {
         }
     }
 
+    /// An `invalid_request_error` about `param` with a machine-readable `code`.
     pub fn invalid_code(message: impl Into<String>, param: Option<&str>, code: &str) -> Self {
         EngineError::InvalidRequest {
             message: message.into(),
@@ -48,7 +57,9 @@ impl EngineError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FailureKind {
+    /// The upstream could not be reached (connection refused, DNS, TLS).
     UpstreamUnreachable,
+    /// The upstream did not answer in time.
     UpstreamTimeout,
     /// The upstream answered 429.
     UpstreamRateLimited,
@@ -59,7 +70,9 @@ pub enum FailureKind {
     UpstreamRejected,
     /// The upstream answered 5xx.
     UpstreamError,
+    /// The upstream's stream ended before the turn did.
     UpstreamInterrupted,
+    /// The upstream answered something that is not its wire format.
     UpstreamProtocol,
     /// The request uses something this upstream cannot carry.
     UnsupportedForUpstream,
@@ -70,6 +83,7 @@ pub enum FailureKind {
     ContextLengthExceeded,
     /// The finished response could not be stored.
     Storage,
+    /// A bug or an unexpected state inside the gateway.
     Internal,
 }
 
@@ -108,12 +122,16 @@ impl FailureKind {
 /// Why a run ended `failed`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunFailure {
+    /// Which kind of failure, which decides the error code.
     pub kind: FailureKind,
+    /// What went wrong, for the client.
     pub message: String,
+    /// The request field at fault, when there is one.
     pub param: Option<String>,
 }
 
 impl RunFailure {
+    /// A failure of `kind` with this message.
     pub fn new(kind: FailureKind, message: impl Into<String>) -> RunFailure {
         RunFailure {
             kind,
@@ -127,6 +145,7 @@ impl RunFailure {
         self.kind.code()
     }
 
+    /// The failure a provider error ends a run with.
     pub fn from_provider(err: &ProviderError) -> RunFailure {
         let (kind, param) = match err {
             ProviderError::Connect(_) => (FailureKind::UpstreamUnreachable, None),

@@ -9,6 +9,9 @@
 //! [`Engine::run`] with an [`EventSink`]. Streaming and non-streaming differ
 //! only in the sink.
 
+// A public crate: every public item says what it is and why it exists.
+#![warn(missing_docs)]
+
 mod check;
 mod classify;
 pub mod client_shapes;

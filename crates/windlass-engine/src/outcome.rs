@@ -21,6 +21,7 @@ pub enum StopReason {
     MaxResponseTime,
     /// The model hit `max_output_tokens`.
     MaxOutputTokens,
+    /// The upstream's content filter stopped the text.
     ContentFilter,
     /// Too many tool calls failed in a row.
     ToolErrorThreshold,
@@ -29,6 +30,7 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// The reason as the wire's `incomplete_details.reason` spells it.
     pub fn as_str(&self) -> &str {
         match self {
             StopReason::MaxTurns => "max_turns",
@@ -71,6 +73,7 @@ pub enum Termination {
     Stopped(StopReason),
     /// Failed; the details are in [`RunOutcome::failure`].
     Failed,
+    /// Cancelled before it ended (its cancellation token fired: a client's cancel, a disconnect or shutdown).
     Cancelled,
 }
 
@@ -91,10 +94,13 @@ pub struct RunOutcome {
     /// The response as stored: hosted items complete (what the loop
     /// replays). A client sees [`RunOutcome::client_response`].
     pub response: ResponseResource,
+    /// How the run ended.
     pub termination: Termination,
     /// Why it failed, when it did.
     pub failure: Option<RunFailure>,
+    /// Turns, calls and timings of the run.
     pub stats: RunStats,
+    /// The execution trace, persisted beside the response.
     pub trace: Trace,
     /// The request's `include`.
     pub include: Vec<String>,

@@ -48,6 +48,7 @@ pub struct PreparedRun {
 }
 
 impl PreparedRun {
+    /// The response's id (`resp_...`).
     pub fn id(&self) -> &str {
         &self.response.id
     }
@@ -72,6 +73,7 @@ impl PreparedRun {
             .unwrap_or(true)
     }
 
+    /// Whether the response is stored (`store`, on unless the client turned it off).
     pub fn store(&self) -> bool {
         self.response.store
     }

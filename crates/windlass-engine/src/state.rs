@@ -12,7 +12,12 @@ use crate::ports::agent::tools::ToolCall;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Disposition {
     /// Run server-side, with these (possibly policy-rewritten) arguments.
-    Execute { runner: Runner, arguments: String },
+    Execute {
+        /// What runs it.
+        runner: Runner,
+        /// The JSON arguments it runs with.
+        arguments: String,
+    },
     /// The client runs it.
     Client,
     /// Not run; this error text is fed back as its output (not allowed,
@@ -39,7 +44,9 @@ pub enum Runner {
 /// A call that has no output yet.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingCall {
+    /// The call as the model made it.
     pub call: ToolCall,
+    /// How it will be handled.
     pub disposition: Disposition,
 }
 
@@ -48,26 +55,34 @@ pub struct PendingCall {
 pub enum Phase {
     /// Nothing done yet (a continuation may carry pending server calls).
     Start,
+    /// A model turn just ended.
     AfterModel,
+    /// The turn's tool calls just ran.
     AfterTools,
 }
 
 /// How a response ends when the loop itself ends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finish {
+    /// The model gave its final answer.
     Completed,
+    /// Stopped early, for this reason.
     Stopped(StopReason),
 }
 
 /// Why the response pauses for the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Interrupt {
+    /// The model called client tools: their outputs come with the next request.
     ClientCalls,
+    /// An MCP call waits for the client's approval.
     Approval,
 }
 
+/// What the driver does next; `decide_next_action` picks it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NextAction {
+    /// Start a model turn.
     CallModel,
     /// The completion check: ask the model to verify its text-only answer,
     /// then call it again.
@@ -77,13 +92,16 @@ pub enum NextAction {
     Reprompt,
     /// Run these calls (in model order); `Reject` ones only get their error output.
     ExecuteTools(Vec<PendingCall>),
+    /// Pause the response for the client.
     Interrupt(Interrupt),
+    /// End the response.
     Finish(Finish),
 }
 
 /// The completion check of one response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Verification {
+    /// Off: a text-only answer is final.
     #[default]
     Off,
     /// On; the verification prompt was not sent yet.
@@ -92,18 +110,24 @@ pub enum Verification {
     Sent,
 }
 
+/// Where a run stands, everything `decide_next_action` reads.
 #[derive(Debug, Clone)]
 pub struct LoopState {
+    /// What just happened.
     pub phase: Phase,
     /// Model turns made so far.
     pub turns: u32,
+    /// Most model turns (`max_tool_iterations`).
     pub max_turns: u32,
     /// Server-executed calls so far.
     pub executed_calls: u64,
     /// Effective `max_tool_calls`.
     pub call_budget: u64,
+    /// Whether tools run or the model's calls are returned.
     pub mode: LoopMode,
+    /// Calls of the last turn that have no output yet.
     pub pending: Vec<PendingCall>,
+    /// Why the last model turn ended.
     pub last_finish: Option<FinishReason>,
     /// Tool calls the model made in this response.
     pub model_calls: u64,
@@ -111,6 +135,7 @@ pub struct LoopState {
     pub consecutive_errors: u32,
     /// Stop after this many consecutive failed calls.
     pub error_threshold: Option<u32>,
+    /// Where the completion check stands.
     pub verification: Verification,
     /// The completion check's answer names a step still to do and a
     /// re-prompt is due (`require_after_check`; the driver reads the answer).
@@ -120,6 +145,7 @@ pub struct LoopState {
 }
 
 impl LoopState {
+    /// The state at the start of a run.
     pub fn new(max_turns: u32, call_budget: u64, mode: LoopMode) -> LoopState {
         LoopState {
             phase: Phase::Start,

@@ -32,15 +32,20 @@ pub struct ToolSet {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CallKind {
+    /// A `function_call` (the client's, or one the gateway runs).
     Function,
     /// An `mcp_call` of `tool` on server `label`.
     Mcp {
+        /// The MCP server's label.
         label: String,
+        /// The server's own name for the tool.
         tool: String,
     },
     /// An `mcp_approval_request`: the call waits for the client's approval.
     McpApproval {
+        /// The MCP server's label.
         label: String,
+        /// The server's own name for the tool.
         tool: String,
     },
     /// A client call in OpenAI's namespaced or custom form.
@@ -51,6 +56,7 @@ pub enum CallKind {
 }
 
 impl ToolSet {
+    /// Resolves `defs` once: each definition's owner among `executors`, and which may run (`allowed`; `None`: all).
     pub fn new(
         defs: Vec<ToolDefinition>,
         executors: &[Arc<dyn ToolExecutor>],
@@ -142,14 +148,17 @@ impl ToolSet {
         }
     }
 
+    /// The definitions, in request order.
     pub fn definitions(&self) -> &[ToolDefinition] {
         &self.defs
     }
 
+    /// The definition of that model-visible name.
     pub fn get(&self, name: &str) -> Option<&ToolDefinition> {
         self.by_name.get(name).map(|&i| &self.defs[i])
     }
 
+    /// Whether the response has no tools.
     pub fn is_empty(&self) -> bool {
         self.defs.is_empty()
     }

@@ -19,7 +19,7 @@ pub(crate) struct TraceRecorder {
 }
 
 impl TraceRecorder {
-    pub fn new(response_id: &str) -> TraceRecorder {
+    pub(crate) fn new(response_id: &str) -> TraceRecorder {
         TraceRecorder {
             trace: Trace {
                 response_id: response_id.to_owned(),
@@ -29,7 +29,7 @@ impl TraceRecorder {
         }
     }
 
-    pub fn record(&mut self, event: &RunEvent) {
+    pub(crate) fn record(&mut self, event: &RunEvent) {
         match event {
             RunEvent::TurnStarted { .. } => {}
             RunEvent::TurnFinished(t) => {
@@ -93,7 +93,7 @@ impl TraceRecorder {
         }
     }
 
-    pub fn finish(self) -> Trace {
+    pub(crate) fn finish(self) -> Trace {
         self.trace
     }
 }

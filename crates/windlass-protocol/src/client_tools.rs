@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::items::{ItemStatus, ToolOutput};
+use crate::item_status::ItemStatus;
+use crate::tool_output::ToolOutput;
 use crate::tools::FunctionTool;
 
 /// OpenAI's own tool types: hosted ones OpenAI runs (`web_search`,

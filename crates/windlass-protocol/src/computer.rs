@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::items::ItemStatus;
+use crate::item_status::ItemStatus;
 use crate::open_enum::open_enum;
 
 /// `{"type": "computer_use_preview", "display_width", "display_height",

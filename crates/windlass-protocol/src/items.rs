@@ -16,6 +16,12 @@ use crate::open_enum::open_enum;
 use crate::shell_calls::{LocalShellCall, LocalShellCallOutput, ShellCall, ShellCallOutput};
 use crate::web_search::WebSearchCall;
 
+// Defined in leaf modules (the tool families' item types carry them too, and
+// this file names those types); re-exported so `items::ItemStatus` and
+// `items::ToolOutput` keep working.
+pub use crate::item_status::ItemStatus;
+pub use crate::tool_output::ToolOutput;
+
 open_enum! {
     /// Every item that can appear in `input`, `output` or the stored transcript.
     pub enum Item {
@@ -142,15 +148,6 @@ pub enum Role {
     Developer,
 }
 
-/// Status of an item (`in_progress`, `completed`, `incomplete`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ItemStatus {
-    InProgress,
-    Completed,
-    Incomplete,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MessagePhase {
@@ -236,51 +233,6 @@ pub struct FunctionCallOutput {
     /// model-facing error is distinguishable from a result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
-}
-
-/// A tool's output: a string, or content parts (text, images, files).
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolOutput {
-    Text(String),
-    Parts(Vec<ContentPart>),
-}
-
-impl ToolOutput {
-    /// The output as text: the text parts joined with a newline (each part
-    /// is one block of a tool's result), for surfaces that carry one string.
-    pub fn joined_text(&self) -> String {
-        match self {
-            ToolOutput::Text(t) => t.clone(),
-            ToolOutput::Parts(parts) => parts
-                .iter()
-                .filter_map(ContentPart::text)
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
-    }
-}
-
-impl Serialize for ToolOutput {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            ToolOutput::Text(t) => s.serialize_str(t),
-            ToolOutput::Parts(p) => p.serialize(s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolOutput {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(t) => Ok(ToolOutput::Text(t)),
-            v @ Value::Array(_) => serde_json::from_value(v)
-                .map(ToolOutput::Parts)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "`output` must be a string or an array of content parts",
-            )),
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -14,7 +14,9 @@
 //! assert_eq!(req.input, Some(Input::Text("Hello".into())));
 //! ```
 
+mod item_status;
 mod open_enum;
+mod tool_output;
 
 pub mod anthropic;
 pub mod apply_patch;

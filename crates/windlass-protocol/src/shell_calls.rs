@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::callers::{AllowedCaller, Caller};
 use crate::containers::ContainerSettings;
-use crate::items::ItemStatus;
+use crate::item_status::ItemStatus;
 use crate::open_enum::open_enum;
 
 /// `{"type": "shell", "environment": ...}` in `tools`.

@@ -18,7 +18,7 @@ pub(crate) struct Ending {
 
 impl Ending {
     /// Emits usage then the finish reason and ends the turn.
-    pub fn flush(&mut self, out: &mut VecDeque<ModelEvent>) {
+    pub(crate) fn flush(&mut self, out: &mut VecDeque<ModelEvent>) {
         if self.done {
             return;
         }
@@ -35,7 +35,7 @@ impl Ending {
 
     /// Reading stopped: complete when the finish reason already came,
     /// otherwise the turn failed with `error`.
-    pub fn cut(
+    pub(crate) fn cut(
         &mut self,
         error: ProviderError,
         out: &mut VecDeque<ModelEvent>,
@@ -52,7 +52,7 @@ impl Ending {
     }
 
     /// The upstream reported an error: the turn is over.
-    pub fn fail(&mut self, error: ProviderError) -> Result<(), ProviderError> {
+    pub(crate) fn fail(&mut self, error: ProviderError) -> Result<(), ProviderError> {
         self.done = true;
         Err(error)
     }

@@ -22,11 +22,11 @@ use crate::logprobs::ChoiceLogprobs;
 pub(crate) struct Str<'a>(pub Cow<'a, str>);
 
 impl<'a> Str<'a> {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
-    pub fn into_string(self) -> String {
+    pub(crate) fn into_string(self) -> String {
         self.0.into_owned()
     }
 }

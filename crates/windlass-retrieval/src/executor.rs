@@ -7,6 +7,10 @@
 //! included: it is the same answer) fails the call — status `failed`,
 //! `error: "vector store not found"` — and the model is told so; the request
 //! itself is not refused, as OpenAI only learns it when the search runs.
+//! A store whose `expires_after` has passed fails the call the same way
+//! (`error: "vector store vs_… has expired: …"`), from the moment it
+//! expires, not only once the expiry sweep has emptied it: none of the
+//! call's stores is searched.
 
 use async_trait::async_trait;
 use windlass_engine::{
@@ -73,6 +77,9 @@ fn reason(e: &SearchError) -> String {
     match e {
         SearchError::Invalid { message, .. } => message.clone(),
         SearchError::UnknownStore => "vector store not found".to_owned(),
+        SearchError::Expired(id) => {
+            format!("vector store {id} has expired: its files can no longer be searched")
+        }
         SearchError::Embedding(_) => "the search could not embed the query".to_owned(),
         SearchError::Store(_) => "the search failed in the store".to_owned(),
     }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use windlass_engine::{
-    ChunkQuery, Embedder, QueryEmbedding, SearchOutcome, StoreError, VectorStoreStore,
+    ChunkQuery, Embedder, QueryEmbedding, SearchOutcome, Searched, StoreError, VectorStoreStore,
 };
 use windlass_protocol::{
     FileSearchResult, Filter, RankingOptions, SearchResult, SearchResultsPage, TextContent,
@@ -35,6 +35,9 @@ pub enum SearchError {
     /// One of the stores is unknown to this tenant (a 404).
     #[error("vector store not found")]
     UnknownStore,
+    /// This store's `expires_after` has passed (a 400): nothing searched.
+    #[error("vector store {0} has expired")]
+    Expired(String),
     /// The embedding upstream failed: no silent fallback to keywords.
     #[error("embedding the query failed: {0}")]
     Embedding(String),
@@ -101,10 +104,13 @@ impl Searcher {
         Searcher { stores, embedder }
     }
 
-    /// Runs `params` (checked here) for `tenant`. The query is embedded
-    /// only when an embedding model is configured; stores embedded by that
-    /// model are then searched hybrid, the others by keyword
-    /// ([`SearchOutcome::mode`] tells which).
+    /// Runs `params` (checked here) for `tenant`, and records the use of
+    /// its stores (`last_active_at`). A store whose
+    /// `expires_after` has run out by now is refused
+    /// ([`SearchError::Expired`]), even before the expiry sweep marks it.
+    /// The query is embedded only when an embedding model is configured;
+    /// stores embedded by that model are then searched hybrid, the others
+    /// by keyword ([`SearchOutcome::mode`] tells which).
     pub async fn search(
         &self,
         tenant: &str,
@@ -137,12 +143,26 @@ impl Searcher {
             limit: params.max_num_results.unwrap_or(DEFAULT_NUM_RESULTS) as usize,
             score_threshold: ranking.score_threshold,
             weights: ranking.hybrid_search,
+            now: unix_now(),
         };
+        let outcome = match self.stores.search(tenant, &query).await? {
+            Searched::Done(outcome) => outcome,
+            Searched::UnknownStore => return Err(SearchError::UnknownStore),
+            Searched::Expired(id) => return Err(SearchError::Expired(id)),
+        };
+        // A search is use: it moves `last_active_at`, which anchors expiry,
+        // whether the route or the `file_search` tool ran it.
         self.stores
-            .search(tenant, &query)
-            .await?
-            .ok_or(SearchError::UnknownStore)
+            .touch_vector_stores(tenant, &params.vector_store_ids, query.now)
+            .await?;
+        Ok(outcome)
     }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The answer of `POST /v1/vector_stores/{id}/search`.

@@ -8,10 +8,10 @@ use windlass_engine::ClientToolsStatus;
 use crate::error::ApiError;
 
 /// The per-request override header: `requires_action` or `completed`.
-pub const HEADER: &str = "x-windlass-client-tools-status";
+pub(crate) const HEADER: &str = "x-windlass-client-tools-status";
 
 /// The effective status: header > API key > server.
-pub fn effective(
+pub(crate) fn effective(
     header: Option<ClientToolsStatus>,
     key: Option<ClientToolsStatus>,
     server: ClientToolsStatus,
@@ -20,7 +20,7 @@ pub fn effective(
 }
 
 /// The header's value, if the request sent one; a bad value is a 400.
-pub fn from_headers(headers: &HeaderMap) -> Result<Option<ClientToolsStatus>, ApiError> {
+pub(crate) fn from_headers(headers: &HeaderMap) -> Result<Option<ClientToolsStatus>, ApiError> {
     let Some(raw) = headers.get(HEADER) else {
         return Ok(None);
     };

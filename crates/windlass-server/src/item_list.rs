@@ -10,7 +10,7 @@ use crate::error::ApiError;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     after: Option<String>,
     limit: Option<usize>,
     order: Option<String>,
@@ -26,7 +26,7 @@ impl ListQuery {
     /// `file_search_call.results`, ...) the listed items are shown with
     /// ([`list_presented`]). Other extra data (image URLs, logprobs) is not
     /// kept for items, so those values are refused rather than ignored.
-    pub fn page_and_include(
+    pub(crate) fn page_and_include(
         mut self,
         listed: &str,
     ) -> Result<(PageRequest, Vec<String>), ApiError> {
@@ -67,7 +67,7 @@ impl ListQuery {
 }
 
 /// A page of items in the list shape, hosted items cut to `include`.
-pub fn list_presented(mut items: Vec<Item>, has_more: bool, include: &[String]) -> ItemList {
+pub(crate) fn list_presented(mut items: Vec<Item>, has_more: bool, include: &[String]) -> ItemList {
     for item in &mut items {
         present(item, include);
     }
@@ -75,7 +75,7 @@ pub fn list_presented(mut items: Vec<Item>, has_more: bool, include: &[String]) 
 }
 
 /// A page of items in the list shape.
-pub fn list(items: Vec<Item>, has_more: bool) -> ItemList {
+pub(crate) fn list(items: Vec<Item>, has_more: bool) -> ItemList {
     ItemList {
         object: "list".to_owned(),
         first_id: items.first().and_then(Item::id).map(str::to_owned),

@@ -37,7 +37,7 @@ use crate::config::ConnectionLimits;
 
 /// Marks requests of a connection accepted past `max_connections`.
 #[derive(Debug, Clone, Copy)]
-pub struct Overloaded;
+pub(crate) struct Overloaded;
 
 /// How long open connections get to close once every response has ended
 /// (only final bytes and idle keep-alives remain by then).
@@ -104,7 +104,7 @@ impl Drop for SilentGuard {
 /// Serves `app` on `listener` until `shutdown` resolves (the drain is part
 /// of it, so new connections are still answered, with 503, meanwhile), then
 /// gives open connections [`DRAIN`] to finish.
-pub async fn accept_loop(
+pub(crate) async fn accept_loop(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,

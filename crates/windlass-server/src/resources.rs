@@ -168,7 +168,7 @@ pub(crate) struct PageQuery {
 }
 
 impl PageQuery {
-    pub fn request(&self, max_limit: usize) -> Result<ListRequest, ApiError> {
+    pub(crate) fn request(&self, max_limit: usize) -> Result<ListRequest, ApiError> {
         let limit = self.limit.unwrap_or(20);
         if !(1..=max_limit).contains(&limit) {
             return Err(

@@ -7,14 +7,14 @@ use std::sync::{Mutex, MutexGuard};
 use windlass_engine::{
     ItemPage, LiveRecord, NewResponse, PageRequest, ResponseStore, StoreError, StoredEvent, Trace,
 };
-use windlass_protocol::{Item, ResponseResource};
+use windlass_protocol::{Container, ContainerFile, Item, Prompt, PromptVersion, ResponseResource};
 
 /// A [`ResponseStore`] kept in process memory; everything is lost on drop.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
     /// Containers and their files (see `memory_containers.rs`).
-    pub(crate) containers: Mutex<crate::memory_containers::ContainerTables>,
+    pub(crate) containers: Mutex<ContainerTables>,
 }
 
 /// Mirrors the SQLite schema: items stored once under a monotonic key, and
@@ -36,7 +36,7 @@ pub(crate) struct Inner {
     /// Conversations by id (see `memory_conversations.rs`).
     pub(crate) conversations: HashMap<String, StoredConversation>,
     /// Prompts by id (see `memory_prompts.rs`).
-    pub(crate) prompts: HashMap<String, crate::memory_prompts::StoredPrompt>,
+    pub(crate) prompts: HashMap<String, StoredPrompt>,
 }
 
 #[derive(Debug)]
@@ -47,6 +47,33 @@ pub(crate) struct StoredConversation {
     pub items: Vec<Item>,
     /// Last use (Unix seconds), for retention.
     pub updated_at: u64,
+}
+
+/// Containers and their files, by container id (the methods are in
+/// `memory_containers.rs`; the types live here, beside the store that holds
+/// them, so the two files do not import each other).
+#[derive(Debug, Default)]
+pub(crate) struct ContainerTables {
+    /// By container id.
+    pub(crate) containers: HashMap<String, StoredContainer>,
+}
+
+/// One container (see `memory_containers.rs`).
+#[derive(Debug)]
+pub(crate) struct StoredContainer {
+    pub(crate) tenant: String,
+    pub(crate) container: Container,
+    /// By file id.
+    pub(crate) files: HashMap<String, (ContainerFile, Vec<u8>)>,
+}
+
+/// A prompt and its versions (see `memory_prompts.rs`).
+#[derive(Debug)]
+pub(crate) struct StoredPrompt {
+    pub(crate) tenant: String,
+    pub(crate) prompt: Prompt,
+    /// Oldest first; version n is at n - 1.
+    pub(crate) versions: Vec<PromptVersion>,
 }
 
 #[derive(Debug)]

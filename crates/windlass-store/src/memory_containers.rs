@@ -8,21 +8,7 @@ use windlass_engine::{
 };
 use windlass_protocol::{Container, ContainerFile, ContainerStatus};
 
-use crate::memory::MemoryStore;
-
-#[derive(Debug, Default)]
-pub(crate) struct ContainerTables {
-    /// By container id.
-    containers: HashMap<String, StoredContainer>,
-}
-
-#[derive(Debug)]
-struct StoredContainer {
-    tenant: String,
-    container: Container,
-    /// By file id.
-    files: HashMap<String, (ContainerFile, Vec<u8>)>,
-}
+use crate::memory::{ContainerTables, MemoryStore, StoredContainer};
 
 impl ContainerTables {
     fn owned(&self, tenant: &str, id: &str) -> Option<&StoredContainer> {

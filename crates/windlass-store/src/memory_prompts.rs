@@ -3,15 +3,7 @@
 use windlass_engine::{PromptStore, StoreError};
 use windlass_protocol::{Prompt, PromptTemplate, PromptVersion};
 
-use crate::memory::MemoryStore;
-
-#[derive(Debug)]
-pub(crate) struct StoredPrompt {
-    tenant: String,
-    prompt: Prompt,
-    /// Oldest first; version n is at n - 1.
-    versions: Vec<PromptVersion>,
-}
+use crate::memory::{MemoryStore, StoredPrompt};
 
 fn owned<'a>(
     prompts: &'a mut std::collections::HashMap<String, StoredPrompt>,

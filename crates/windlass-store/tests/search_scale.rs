@@ -143,9 +143,10 @@ async fn measure(name: &str, s: &dyn Retrieval, chunks: usize) {
                 limit: 10,
                 score_threshold: None,
                 weights: None,
+                now: 0,
             };
             let t = Instant::now();
-            let out = s.search("t", &q).await.unwrap().unwrap();
+            let out = s.search("t", &q).await.unwrap().found().unwrap();
             times.push(t.elapsed());
             assert_eq!(out.hits.len(), 10);
         }

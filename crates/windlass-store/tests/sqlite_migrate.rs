@@ -80,7 +80,7 @@ async fn version_3_rows_become_the_default_tenants() {
         Some(transcript(&[&a, &b]))
     );
     store.close().await;
-    assert_eq!(user_version(&Connection::open(&db.path).expect("raw")), 11);
+    assert_eq!(user_version(&Connection::open(&db.path).expect("raw")), 12);
 }
 
 #[tokio::test]
@@ -89,7 +89,7 @@ async fn new_file_gets_current_version() {
     let store = SqliteStore::open(&db.path).await.expect("open");
     store.close().await;
     let conn = Connection::open(&db.path).expect("raw");
-    assert_eq!(user_version(&conn), 11);
+    assert_eq!(user_version(&conn), 12);
     drop(conn);
     // Reopening applies nothing (migration 2 would fail a second time).
     let store = SqliteStore::open(&db.path).await.expect("reopen");
@@ -132,7 +132,7 @@ async fn sqlx_migrated_file_keeps_working() {
     store.close().await;
 
     let conn = Connection::open(&db.path).expect("raw");
-    assert_eq!(user_version(&conn), 11);
+    assert_eq!(user_version(&conn), 12);
     let rows: i64 = conn
         .query_row("SELECT COUNT(*) FROM _sqlx_migrations", [], |r| r.get(0))
         .expect("sqlx rows");

@@ -14,7 +14,7 @@ use std::sync::{Arc, LazyLock};
 use common::TempDb;
 use windlass_engine::{
     Attached, ChunkQuery, FileStore, IngestionOutcome, ListRequest, NewAttachment, NewChunk,
-    NewVectorStore, SortOrder, VectorStoreStore, VectorStoreUpdate,
+    NewVectorStore, Searched, SortOrder, VectorStoreStore, VectorStoreUpdate,
 };
 use windlass_protocol::*;
 use windlass_store::SqliteStore;
@@ -134,21 +134,39 @@ async fn ingest_pending(s: &dyn Retrieval) {
 }
 
 fn query(store: &str) -> ChunkQuery {
+    query_at(&[store], *CREATED)
+}
+
+/// A search of `stores` with expiry judged at `now`.
+fn query_at(stores: &[&str], now: u64) -> ChunkQuery {
     ChunkQuery {
-        vector_store_ids: vec![store.to_owned()],
+        vector_store_ids: stores.iter().map(|s| s.to_string()).collect(),
         text: "kayak rudder".into(),
         embedding: None,
         filter: None,
         limit: 10,
         score_threshold: None,
         weights: None,
+        now,
     }
+}
+
+/// A swept store: refused by search, its file's chunks gone.
+async fn assert_swept(s: &dyn Retrieval, tenant: &str, store: &str, file: &str, name: &str) {
+    assert_eq!(
+        s.search(tenant, &query(store)).await.unwrap(),
+        Searched::Expired(store.to_owned()),
+        "{name}"
+    );
+    let chunks = s.file_chunks(tenant, store, file).await.unwrap();
+    assert_eq!(chunks, Some(vec![]), "{name}: {store}'s chunks deleted");
 }
 
 async fn hits(s: &dyn Retrieval, tenant: &str, store: &str) -> usize {
     s.search(tenant, &query(store))
         .await
         .unwrap()
+        .found()
         .expect("store known")
         .hits
         .len()
@@ -247,8 +265,8 @@ async fn the_sweep_expires_stores_across_tenants_and_deletes_their_chunks() {
             Some(vec![]),
             "{name}: chunks deleted, the attachment listed"
         );
-        assert_eq!(hits(s, T, "vs_short").await, 0, "{name}");
-        assert_eq!(hits(s, OTHER, "vs_other").await, 0, "{name}");
+        assert_swept(s, T, "vs_short", "file-a", name).await;
+        assert_swept(s, OTHER, "vs_other", "file-c", name).await;
         // The ingestion that was running writes nothing.
         let outcome = IngestionOutcome::Completed {
             chunks: vec![NewChunk {
@@ -259,7 +277,7 @@ async fn the_sweep_expires_stores_across_tenants_and_deletes_their_chunks() {
             usage_bytes: 17,
         };
         assert!(!s.finish_ingestion(&late[0], &outcome).await.unwrap());
-        assert_eq!(hits(s, T, "vs_short").await, 0, "{name}");
+        assert_swept(s, T, "vs_short", "file-a", name).await;
 
         // The others are untouched.
         assert_eq!(hits(s, T, "vs_forever").await, 1, "{name}");
@@ -306,6 +324,44 @@ async fn a_store_past_its_policy_takes_no_file_before_the_sweep() {
 }
 
 #[tokio::test]
+async fn a_store_past_its_policy_is_not_searched_before_the_sweep() {
+    for b in backends().await {
+        let (s, name) = (b.store.as_ref(), b.name);
+        store(s, T, "vs_due", Some(1)).await;
+        store(s, T, "vs_keep", None).await;
+        assert!(attach(s, T, "vs_due", "file-a", *CREATED).await);
+        assert!(attach(s, T, "vs_keep", "file-b", *CREATED).await);
+        ingest_pending(s).await;
+        let search = |stores: &'static [&'static str], tenant, now| async move {
+            s.search(tenant, &query_at(stores, now)).await.unwrap()
+        };
+        let last = *CREATED + DAY - 1;
+        let hits = |found: Searched| found.found().expect("searched").hits.len();
+        assert_eq!(hits(search(&["vs_due"], T, last).await), 1, "{name}");
+        // From the second its day ends, no sweep needed.
+        let due = *CREATED + DAY;
+        let expired = Searched::Expired("vs_due".into());
+        assert_eq!(search(&["vs_due"], T, due).await, expired, "{name}");
+        // With a live store beside it, neither is searched.
+        assert_eq!(
+            search(&["vs_keep", "vs_due"], T, due).await,
+            expired,
+            "{name}"
+        );
+        assert_eq!(hits(search(&["vs_keep"], T, due).await), 1, "{name}");
+        // Another tenant's expired store is unknown, not expired.
+        assert_eq!(
+            search(&["vs_due"], OTHER, due).await,
+            Searched::UnknownStore,
+            "{name}"
+        );
+        // Nothing was swept: the refusal is the search's own judgement.
+        let chunks = s.file_chunks(T, "vs_due", "file-a").await.unwrap();
+        assert_eq!(chunks.map(|c| c.len()), Some(1), "{name}");
+    }
+}
+
+#[tokio::test]
 async fn two_replicas_sweeping_at_once_expire_each_store_once() {
     for b in backends().await {
         let name = b.name;
@@ -331,7 +387,8 @@ async fn two_replicas_sweeping_at_once_expire_each_store_once() {
         assert_eq!(seen, ids.iter().cloned().collect(), "{name}");
         for (i, id) in ids.iter().enumerate() {
             let tenant = if i % 2 == 0 { T } else { OTHER };
-            assert_eq!(hits(b.replica.as_ref(), tenant, id).await, 0, "{name}");
+            let file = format!("file-{i}");
+            assert_swept(b.replica.as_ref(), tenant, id, &file, name).await;
         }
     }
 }

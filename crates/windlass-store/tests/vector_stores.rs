@@ -12,8 +12,8 @@ use common::TempDb;
 use serde_json::{json, Map, Value};
 use windlass_engine::{
     Attached, ChunkQuery, FileFilter, FileStore, IngestionJob, IngestionOutcome, ListRequest,
-    NewAttachment, NewBatch, NewChunk, NewVectorStore, QueryEmbedding, SortOrder, StoreError,
-    VectorStoreStore, VectorStoreUpdate,
+    NewAttachment, NewBatch, NewChunk, NewVectorStore, QueryEmbedding, Searched, SortOrder,
+    StoreError, VectorStoreStore, VectorStoreUpdate,
 };
 use windlass_protocol::*;
 use windlass_store::SqliteStore;
@@ -139,7 +139,17 @@ fn query(stores: &[&str], text: &str) -> ChunkQuery {
         limit: 10,
         score_threshold: None,
         weights: None,
+        now: now(),
     }
+}
+
+/// The real clock: reads derive `expired` from it, and searches judge it
+/// at the query's `now`.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
 }
 
 fn file_ids(hits: &[windlass_engine::ChunkHit]) -> Vec<&str> {
@@ -796,6 +806,7 @@ async fn keyword_search_takes_any_question() {
             .search(T, &query(&["vs_docs"], "What is the refund policy?"))
             .await
             .unwrap()
+            .found()
             .unwrap();
         assert_eq!(
             out.mode,
@@ -823,6 +834,7 @@ async fn keyword_search_takes_any_question() {
             .search(T, &query(&["vs_docs"], "kneading"))
             .await
             .unwrap()
+            .found()
             .unwrap();
         assert_eq!(file_ids(&out.hits), ["file-cook"], "{}", b.name);
         for q in [
@@ -839,12 +851,17 @@ async fn keyword_search_takes_any_question() {
             "budget's \"report\"",
         ] {
             let r = s.search(T, &query(&["vs_docs", "vs_more"], q)).await;
-            assert!(matches!(r, Ok(Some(_))), "{}: {q:?} -> {r:?}", b.name);
+            assert!(
+                matches!(r, Ok(Searched::Done(_))),
+                "{}: {q:?} -> {r:?}",
+                b.name
+            );
         }
         let out = s
             .search(T, &query(&["vs_docs"], "budget's \"report\""))
             .await
             .unwrap()
+            .found()
             .unwrap();
         assert_eq!(file_ids(&out.hits), ["file-money"]);
         assert_eq!(out.hits[0].chunk_index, 1);
@@ -860,11 +877,11 @@ async fn search_scope_tenancy_filters_limit_and_threshold() {
             s.search(T, &query(&["vs_docs", "vs_nope"], "refund"))
                 .await
                 .unwrap(),
-            None
+            Searched::UnknownStore
         );
         assert_eq!(
             s.search(T, &query(&["vs_theirs"], "refund")).await.unwrap(),
-            None,
+            Searched::UnknownStore,
             "{}",
             b.name
         );
@@ -873,6 +890,7 @@ async fn search_scope_tenancy_filters_limit_and_threshold() {
             .search(T, &query(&["vs_docs", "vs_more"], "refund passport"))
             .await
             .unwrap()
+            .found()
             .unwrap();
         let mut found: Vec<(&str, &str)> = out
             .hits
@@ -896,7 +914,7 @@ async fn search_scope_tenancy_filters_limit_and_threshold() {
         q.filter = Some(
             serde_json::from_value(json!({"type": "gte", "key": "year", "value": 2023})).unwrap(),
         );
-        let out = s.search(T, &q).await.unwrap().unwrap();
+        let out = s.search(T, &q).await.unwrap().found().unwrap();
         let mut found: Vec<(&str, &str)> = out
             .hits
             .iter()
@@ -916,17 +934,20 @@ async fn search_scope_tenancy_filters_limit_and_threshold() {
             .unwrap(),
         );
         q.text = "passport bread refund".into();
-        let out = s.search(T, &q).await.unwrap().unwrap();
+        let out = s.search(T, &q).await.unwrap().found().unwrap();
         let mut files = file_ids(&out.hits);
         files.sort();
         assert_eq!(files, ["file-cook", "file-trip"]);
 
         let mut q = query(&["vs_docs", "vs_more"], "refund passport bread budget");
         q.limit = 2;
-        assert_eq!(s.search(T, &q).await.unwrap().unwrap().hits.len(), 2);
+        assert_eq!(
+            s.search(T, &q).await.unwrap().found().unwrap().hits.len(),
+            2
+        );
         q.limit = 10;
         q.score_threshold = Some(0.99);
-        let out = s.search(T, &q).await.unwrap().unwrap();
+        let out = s.search(T, &q).await.unwrap().found().unwrap();
         assert_eq!(out.hits.len(), 1, "only the first keyword hit scores 1");
         assert!(out.hits[0].score >= 0.99);
     }
@@ -943,7 +964,7 @@ async fn hybrid_search_fuses_embeddings_of_the_same_model() {
             model: MODEL.into(),
             vector: vec![0.0, 1.0, 0.05],
         });
-        let out = s.search(T, &q).await.unwrap().unwrap();
+        let out = s.search(T, &q).await.unwrap().found().unwrap();
         assert_eq!(out.mode, SearchMode::Hybrid, "{}", b.name);
         assert_eq!(
             out.hits[0].text,
@@ -956,7 +977,7 @@ async fn hybrid_search_fuses_embeddings_of_the_same_model() {
         );
         // Agreeing rankings: first in both scores 1.
         q.text = "refund".into();
-        let out = s.search(T, &q).await.unwrap().unwrap();
+        let out = s.search(T, &q).await.unwrap().found().unwrap();
         assert_eq!((out.hits[0].chunk_index, out.hits[0].score), (0, 1.0));
         // Weights decide between disagreeing rankings.
         q.text = "bread".into();
@@ -965,7 +986,7 @@ async fn hybrid_search_fuses_embeddings_of_the_same_model() {
             text_weight: 0.01,
         });
         assert_eq!(
-            s.search(T, &q).await.unwrap().unwrap().hits[0].file_id,
+            s.search(T, &q).await.unwrap().found().unwrap().hits[0].file_id,
             "file-money"
         );
         q.weights = Some(HybridSearch {
@@ -973,7 +994,7 @@ async fn hybrid_search_fuses_embeddings_of_the_same_model() {
             text_weight: 1.0,
         });
         assert_eq!(
-            s.search(T, &q).await.unwrap().unwrap().hits[0].file_id,
+            s.search(T, &q).await.unwrap().found().unwrap().hits[0].file_id,
             "file-cook"
         );
         // Another model's vectors are never compared: keyword only.
@@ -981,7 +1002,7 @@ async fn hybrid_search_fuses_embeddings_of_the_same_model() {
             model: "other-model".into(),
             vector: vec![0.0, 1.0, 0.0],
         });
-        let out = s.search(T, &q).await.unwrap().unwrap();
+        let out = s.search(T, &q).await.unwrap().found().unwrap();
         assert_eq!(out.mode, SearchMode::Keyword);
         assert_eq!(file_ids(&out.hits), ["file-cook"]);
         // A query vector of other dimensions matches nothing, and fails nothing.
@@ -990,7 +1011,7 @@ async fn hybrid_search_fuses_embeddings_of_the_same_model() {
             vector: vec![1.0, 0.0],
         });
         assert_eq!(
-            file_ids(&s.search(T, &q).await.unwrap().unwrap().hits),
+            file_ids(&s.search(T, &q).await.unwrap().found().unwrap().hits),
             ["file-cook"]
         );
     }
@@ -1007,6 +1028,7 @@ async fn deleting_files_and_stores_removes_their_chunks_everywhere() {
             .search(T, &query(&both, "refund budget"))
             .await
             .unwrap()
+            .found()
             .unwrap();
         assert!(out.hits.is_empty(), "{}: {:?}", b.name, out.hits);
         assert_eq!(
@@ -1020,12 +1042,13 @@ async fn deleting_files_and_stores_removes_their_chunks_everywhere() {
         assert!(s.delete_vector_store(T, "vs_more").await.unwrap());
         assert_eq!(
             s.search(T, &query(&["vs_more"], "passport")).await.unwrap(),
-            None
+            Searched::UnknownStore
         );
         assert_eq!(
             s.search(T, &query(&["vs_docs"], "passport"))
                 .await
                 .unwrap()
+                .found()
                 .unwrap()
                 .hits,
             vec![]
@@ -1064,7 +1087,7 @@ async fn backends_answer_alike() {
                     model: MODEL.into(),
                     vector,
                 });
-                let hits = s.search(T, &q).await.unwrap().unwrap().hits;
+                let hits = s.search(T, &q).await.unwrap().found().unwrap().hits;
                 out.push(
                     hits.into_iter()
                         .map(|h| {

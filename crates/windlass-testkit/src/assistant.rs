@@ -16,7 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::{Reply, ToolCallSpec};
+use crate::reply::{Reply, ToolCallSpec};
 
 /// The reply the scripted assistant gives to `request`.
 pub(crate) fn respond(request: &Value) -> Reply {

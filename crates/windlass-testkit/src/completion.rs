@@ -1,31 +1,9 @@
-//! Non-streamed JSON bodies: `chat.completion` objects and error bodies.
+//! Non-streamed JSON bodies: `chat.completion` objects (error bodies are in
+//! `error_body.rs`).
 
 use serde_json::{json, Map, Value};
 
 use crate::turn::Turn;
-
-/// OpenAI error `type` for an HTTP status.
-pub(crate) fn error_type(status: u16) -> &'static str {
-    match status {
-        400 | 404 | 409 | 413 | 422 => "invalid_request_error",
-        401 => "authentication_error",
-        403 => "permission_error",
-        429 => "rate_limit_error",
-        500..=599 => "server_error",
-        _ => "error",
-    }
-}
-
-/// `{"error":{"message","type","code"}}`.
-pub(crate) fn error_body(status: u16, message: &str) -> Value {
-    json!({
-        "error": {
-            "message": message,
-            "type": error_type(status),
-            "code": status,
-        }
-    })
-}
 
 /// A choice's `logprobs`: each token at -0.5, with itself and `"~"` as the
 /// top alternatives.

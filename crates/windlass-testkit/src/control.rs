@@ -10,7 +10,8 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::{FakeUpstream, Reply, ToolCallSpec};
+use crate::reply::{Reply, ToolCallSpec};
+use crate::upstream::FakeUpstream;
 
 /// One scripted reply in JSON: `{"text": "..", "tool_calls": [{"name","arguments","id"}], ...}`.
 #[derive(Debug, Default, Deserialize)]

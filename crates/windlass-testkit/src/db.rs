@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::Gateway;
+use crate::gateway::Gateway;
 
 /// Runs `sql` read-only on the gateway's database with the `sqlite3` CLI,
 /// or, where it is not installed (a fresh CI machine), with Python's

@@ -15,7 +15,7 @@ pub(crate) struct EventFrames {
 
 impl EventFrames {
     /// One event; its name is the `type` field of `data`.
-    pub fn push(&mut self, data: &Value) {
+    pub(crate) fn push(&mut self, data: &Value) {
         let name = data
             .get("type")
             .and_then(Value::as_str)
@@ -30,7 +30,7 @@ impl EventFrames {
 
     /// Applies the reply's scripted end: all frames, the first `k` frames
     /// (cut, stall) or the first `k` then `error` (the kind's error event).
-    pub fn finish(mut self, end: &StreamEnd, error: impl FnOnce(&str) -> Value) -> Frames {
+    pub(crate) fn finish(mut self, end: &StreamEnd, error: impl FnOnce(&str) -> Value) -> Frames {
         match end {
             StreamEnd::Done => {}
             StreamEnd::Cut(k) | StreamEnd::Stall(k) => self.truncate(*k),

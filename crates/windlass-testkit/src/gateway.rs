@@ -19,7 +19,7 @@ use windlass_store::SqliteStore;
 use crate::http::{content_type, send};
 use crate::live::LiveStream;
 use crate::sse_check::SseCapture;
-use crate::FakeUpstream;
+use crate::upstream::FakeUpstream;
 
 /// How to build the gateway under test.
 #[derive(Clone)]

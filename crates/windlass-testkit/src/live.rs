@@ -4,8 +4,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::gateway::Gateway;
 use crate::http::content_type;
-use crate::{Gateway, SseCapture};
+use crate::sse_check::SseCapture;
 
 /// Polls `GET /v1/responses/{id}` until its status is `status`.
 pub async fn wait_for_status(gw: &Gateway, id: &str, status: &str, timeout: Duration) -> Value {

@@ -25,7 +25,7 @@ pub(crate) enum Tail {
 }
 
 impl Tail {
-    pub fn of(end: &StreamEnd) -> Tail {
+    pub(crate) fn of(end: &StreamEnd) -> Tail {
         match end {
             StreamEnd::Done | StreamEnd::ErrorEvent(..) => Tail::Finish,
             StreamEnd::Cut(_) => Tail::Cut,

@@ -214,7 +214,7 @@ impl Reply {
     /// `{"error":{"message","type","code"}}` (`code` is the numeric status,
     /// as vLLM does; `type` derives from the status).
     pub fn error(status: u16, message: impl Into<String>) -> Self {
-        let body = crate::completion::error_body(status, &message.into()).to_string();
+        let body = crate::error_body::error_body(status, &message.into()).to_string();
         Reply::base(ReplyKind::Error {
             status,
             body,

@@ -6,8 +6,9 @@
 use serde_json::{json, Value};
 
 pub use crate::check::{final_text, output, output_types, outputs_of};
+use crate::gateway::Gateway;
 pub use crate::probe::{Probe, ProbeEnd, ProbeEndKind};
-use crate::{Gateway, SseCapture};
+use crate::sse_check::SseCapture;
 
 /// The two surfaces every scenario is checked on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,7 +13,8 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::completion::{completion_body, error_body};
+use crate::completion::completion_body;
+use crate::error_body::error_body;
 use crate::pump::{body_stream, sleep_or_cancel, Tail};
 use crate::reply::{Reply, ReplyKind};
 use crate::sse::encode;

@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use bytes::Bytes;
 
-use crate::completion::error_body;
+use crate::error_body::error_body;
 use crate::reply::StreamEnd;
 use crate::turn::{Turn, UsageNumbers};
 
@@ -22,12 +22,12 @@ pub(crate) struct Frames {
 
 impl Frames {
     /// Number of frames.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
 
     /// Byte range start of frame `i`.
-    pub fn start(&self, i: usize) -> usize {
+    pub(crate) fn start(&self, i: usize) -> usize {
         if i == 0 {
             0
         } else {

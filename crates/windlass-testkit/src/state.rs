@@ -55,7 +55,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Shared {
             queue: Mutex::new(VecDeque::new()),
             default: Mutex::new(Arc::new(Reply::default())),
@@ -73,7 +73,7 @@ impl Shared {
     }
 
     /// Logs a request (before any reply is produced).
-    pub fn record(&self, headers: HeaderMap, body: Value) {
+    pub(crate) fn record(&self, headers: HeaderMap, body: Value) {
         if self.record.load(Ordering::Relaxed) {
             lock(&self.requests).push(RecordedRequest { headers, body });
         }
@@ -82,13 +82,17 @@ impl Shared {
     }
 
     /// The next scripted reply, or the default one.
-    pub fn next_reply(&self) -> Arc<Reply> {
+    pub(crate) fn next_reply(&self) -> Arc<Reply> {
         let next = lock(&self.queue).pop_front();
         next.unwrap_or_else(|| lock(&self.default).clone())
     }
 
     /// Waits until `cond` holds (re-checked on every change notification).
-    pub async fn wait_until(&self, cond: impl Fn(&Shared) -> bool, timeout: Duration) -> bool {
+    pub(crate) async fn wait_until(
+        &self,
+        cond: impl Fn(&Shared) -> bool,
+        timeout: Duration,
+    ) -> bool {
         let wait = async {
             loop {
                 let notified = self.changed.notified();
@@ -118,14 +122,14 @@ pub(crate) struct DisconnectGuard {
 }
 
 impl DisconnectGuard {
-    pub fn new(shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
         DisconnectGuard {
             shared: Some(shared),
         }
     }
 
     /// The reply was delivered (or ended on purpose): dropping no longer counts.
-    pub fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         self.shared = None;
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use windlass_server::{ApiKey, KeyConfig};
 
-use crate::Gateway;
+use crate::gateway::Gateway;
 
 pub const WAIT: Duration = Duration::from_secs(20);
 

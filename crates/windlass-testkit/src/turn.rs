@@ -17,7 +17,7 @@ pub(crate) struct UsageNumbers {
 
 impl UsageNumbers {
     /// The OpenAI `usage` object.
-    pub fn to_json(self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         json!({
             "prompt_tokens": self.prompt,
             "completion_tokens": self.completion,
@@ -51,7 +51,7 @@ pub(crate) struct Turn<'a> {
 impl<'a> Turn<'a> {
     /// Resolve `reply` for a request whose raw body was `request_len` bytes.
     /// `next_call_id` hands out the numbers of automatic call ids.
-    pub fn new(
+    pub(crate) fn new(
         reply: &'a Reply,
         id: String,
         model: String,
@@ -111,7 +111,7 @@ impl<'a> Turn<'a> {
     }
 
     /// The finish reason of the final choice.
-    pub fn finish_reason(&self) -> &str {
+    pub(crate) fn finish_reason(&self) -> &str {
         self.reply.effective_finish_reason()
     }
 }

@@ -1,4 +1,5 @@
 //! Failure modes: cuts, stalls, delays, client disconnects, shutdown.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The real MCP fixture servers start and answer `initialize`, over streamable
 //! HTTP and stdio. Needs `./scripts/mcp-fixtures.sh` (run by `./scripts/test.sh`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

@@ -1,4 +1,5 @@
 //! Non-streamed replies, errors, models listing and request recording.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Streamed (SSE) replies: chunk shapes, reassembly, tool-call deltas, usage.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 mod common;
 

@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::builtins::SandboxKind;
+pub use crate::builtins::config::SandboxKind;
 
 const SEARCH_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /// System directories visible (read-only) inside the sandbox.

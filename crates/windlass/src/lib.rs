@@ -72,6 +72,9 @@
 //! # }
 //! ```
 
+// A public crate: every public item says what it is and why it exists.
+#![warn(missing_docs)]
+
 //! # Cargo features
 //!
 //! All on by default. An embedder of the SDK can take

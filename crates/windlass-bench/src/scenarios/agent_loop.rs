@@ -17,12 +17,11 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 use windlass_testkit::{Reply, ToolCallSpec};
 
-use super::json::{check_windlass, MODEL};
-use super::{alternate, count_output, latency_rows, requests, Outcome};
+use super::{alternate, check_windlass, count_output, latency_rows, requests, Outcome, MODEL};
 use crate::env::{Bench, TOOL_NAME};
 use crate::load::{ms, post_json, Sample};
 use crate::report::Row;
-use crate::Settings;
+use crate::settings::Settings;
 
 const PROMPT: &str = "Run the tools, then answer.";
 
@@ -75,7 +74,7 @@ async fn direct_loop(
     }
 }
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     let calls: Vec<ToolCallSpec> = (0..s.tool_calls)
         .map(|i| ToolCallSpec::new(TOOL_NAME, format!("{{\"i\":{i}}}")))
         .collect();

@@ -12,13 +12,13 @@ use serde_json::{json, Value};
 use windlass_engine::{NewResponse, ResponseStore, DEFAULT_TENANT};
 use windlass_testkit::Reply;
 
-use super::json::{check_windlass, MODEL};
-use super::{alternate, Outcome, Rounds};
+use super::{alternate, check_windlass, Outcome, Rounds, MODEL};
 use crate::env::Bench;
 use crate::load::{ms, post_json};
+use crate::report::progress;
 use crate::report::Row;
+use crate::settings::Settings;
 use crate::stats::Dist;
-use crate::{progress, Settings};
 
 const ANSWER: &str = "Noted.";
 
@@ -59,7 +59,11 @@ async fn load_context_times(
 /// response `template_id` (same input, output and `previous_response_id`)
 /// under fresh ids, one at a time: the persistence step each stored
 /// response pays before its terminal event. Timings in ms.
-pub async fn save_times(bench: &Bench, template_id: &str, iters: usize) -> Result<Dist, String> {
+pub(crate) async fn save_times(
+    bench: &Bench,
+    template_id: &str,
+    iters: usize,
+) -> Result<Dist, String> {
     let store: Arc<dyn ResponseStore> = bench.store.clone();
     let id = template_id.to_owned();
     bench
@@ -121,7 +125,7 @@ async fn e2e(
     alternate(label, s, 1, s.duration / 2, direct, windlass).await
 }
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     bench.upstream.set_default(Reply::text(ANSWER));
     let depth = s.chain_depth;
 

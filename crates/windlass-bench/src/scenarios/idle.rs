@@ -24,13 +24,13 @@ use reqwest::header::CONTENT_TYPE;
 use serde_json::json;
 use windlass_testkit::Reply;
 
-use super::json::MODEL;
-use super::Outcome;
+use super::{Outcome, MODEL};
 use crate::env::Bench;
 use crate::measure::{heap_counting_start, heap_counting_stop, heap_live, rss_bytes, trim_heap};
+use crate::report::progress;
 use crate::report::Row;
+use crate::settings::Settings;
 use crate::stats::median;
-use crate::{progress, Settings};
 
 type Body = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 
@@ -186,7 +186,7 @@ async fn phase(bench: &Bench, s: &Settings, n: usize, windlass: bool) -> Result<
     })
 }
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     bench
         .upstream
         .set_default(Reply::text("This stream never ends.").stall_after(1));

@@ -7,34 +7,15 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 use windlass_testkit::Reply;
 
-use super::{alternate, latency_rows, requests, Outcome};
+use super::{alternate, check_windlass, latency_rows, requests, Outcome, MODEL};
 use crate::env::Bench;
 use crate::load::post_json;
 use crate::report::Row;
-use crate::Settings;
+use crate::settings::Settings;
 
-pub const MODEL: &str = "fake-model";
 const ANSWER: &str = "Hello! This is a short answer from the fake upstream model.";
 
-/// Sends one request through Windlass and checks the response is what the
-/// scenario expects (so a broken setup fails loudly instead of timing errors).
-pub async fn check_windlass(bench: &Bench, body: &Value) -> Result<Value, String> {
-    let resp = bench
-        .client
-        .post(&*bench.windlass_url)
-        .json(body)
-        .send()
-        .await
-        .map_err(|e| format!("windlass request: {e}"))?;
-    let status = resp.status();
-    let text = resp.text().await.map_err(|e| e.to_string())?;
-    if !status.is_success() {
-        return Err(format!("windlass answered {status}: {text}"));
-    }
-    serde_json::from_str(&text).map_err(|e| format!("windlass body: {e}: {text}"))
-}
-
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     bench
         .upstream
         .set_default(Reply::text(ANSWER).first_byte_delay(s.upstream_delay));

@@ -1,34 +1,56 @@
 //! The scenarios, and the direct/Windlass alternation they share.
 
-pub mod agent_loop;
-pub mod chain;
-pub mod idle;
-pub mod json;
-pub mod parallel_tools;
-pub mod payload;
-pub mod stream;
+pub(crate) mod agent_loop;
+pub(crate) mod chain;
+pub(crate) mod idle;
+pub(crate) mod json;
+pub(crate) mod parallel_tools;
+pub(crate) mod payload;
+pub(crate) mod stream;
 
 use std::future::Future;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::env::Bench;
 use crate::load::{run_phase, Phase, Sample};
+use crate::report::progress;
 use crate::report::Row;
+use crate::settings::Settings;
 use crate::stats::{median, Dist};
-use crate::{progress, Settings};
+
+pub(crate) const MODEL: &str = "fake-model";
+
+/// Sends one request through Windlass and checks the response is what the
+/// scenario expects (so a broken setup fails loudly instead of timing errors).
+pub(crate) async fn check_windlass(bench: &Bench, body: &Value) -> Result<Value, String> {
+    let resp = bench
+        .client
+        .post(&*bench.windlass_url)
+        .json(body)
+        .send()
+        .await
+        .map_err(|e| format!("windlass request: {e}"))?;
+    let status = resp.status();
+    let text = resp.text().await.map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(format!("windlass answered {status}: {text}"));
+    }
+    serde_json::from_str(&text).map_err(|e| format!("windlass body: {e}: {text}"))
+}
 
 /// What a scenario hands back: its table rows and its raw details (JSON).
-pub type Outcome = Result<(Vec<Row>, Value), String>;
+pub(crate) type Outcome = Result<(Vec<Row>, Value), String>;
 
 /// The phases of both modes, round by round.
-pub struct Rounds {
+pub(crate) struct Rounds {
     pub direct: Vec<Phase>,
     pub windlass: Vec<Phase>,
 }
 
 /// Direct then Windlass, `rounds` times, after one warm-up phase of each.
-pub async fn alternate<FD, FutD, FW, FutW>(
+pub(crate) async fn alternate<FD, FutD, FW, FutW>(
     label: &str,
     s: &Settings,
     concurrency: usize,
@@ -98,21 +120,21 @@ impl Rounds {
     }
 
     /// Distribution of `f` over every successful sample of every round.
-    pub fn pooled(&self, windlass: bool, f: impl Fn(&Sample) -> f64) -> Dist {
+    pub(crate) fn pooled(&self, windlass: bool, f: impl Fn(&Sample) -> f64) -> Dist {
         Dist::of(self.phases(windlass).iter().flat_map(|p| p.ok()).map(f))
     }
 
-    pub fn errors(&self, windlass: bool) -> usize {
+    pub(crate) fn errors(&self, windlass: bool) -> usize {
         self.phases(windlass).iter().map(|p| p.errors).sum()
     }
 
     /// Median over rounds of successful requests per second.
-    pub fn rate(&self, windlass: bool) -> f64 {
+    pub(crate) fn rate(&self, windlass: bool) -> f64 {
         median(self.phases(windlass).iter().map(Phase::rate))
     }
 
     /// Median over rounds of the process's peak RSS during a phase, MiB.
-    pub fn rss_peak_mib(&self, windlass: bool) -> f64 {
+    pub(crate) fn rss_peak_mib(&self, windlass: bool) -> f64 {
         median(
             self.phases(windlass)
                 .iter()
@@ -121,7 +143,7 @@ impl Rounds {
     }
 
     /// Median over rounds of events delivered per second.
-    pub fn event_rate(&self, windlass: bool) -> f64 {
+    pub(crate) fn event_rate(&self, windlass: bool) -> f64 {
         median(
             self.phases(windlass)
                 .iter()
@@ -132,7 +154,7 @@ impl Rounds {
     /// Windlass CPU per unit (µs), subtraction method: per round, process
     /// CPU per unit in the Windlass phase minus the same in the direct phase;
     /// median over rounds. `units` counts requests or events of a phase.
-    pub fn cpu_subtraction_us(&self, units: impl Fn(&Phase) -> f64) -> f64 {
+    pub(crate) fn cpu_subtraction_us(&self, units: impl Fn(&Phase) -> f64) -> f64 {
         median(self.direct.iter().zip(&self.windlass).map(|(d, w)| {
             let per_w = w.cpu_process.as_secs_f64() / units(w);
             let per_d = d.cpu_process.as_secs_f64() / units(d);
@@ -142,7 +164,7 @@ impl Rounds {
 
     /// Windlass CPU per unit (µs), thread method: CPU of the Windlass
     /// runtime threads in the Windlass phase; median over rounds.
-    pub fn cpu_threads_us(&self, units: impl Fn(&Phase) -> f64) -> f64 {
+    pub(crate) fn cpu_threads_us(&self, units: impl Fn(&Phase) -> f64) -> f64 {
         median(
             self.windlass
                 .iter()
@@ -151,7 +173,7 @@ impl Rounds {
     }
 
     /// Context switches of the Windlass threads per unit, median over rounds.
-    pub fn switches_per(&self, units: impl Fn(&Phase) -> f64) -> f64 {
+    pub(crate) fn switches_per(&self, units: impl Fn(&Phase) -> f64) -> f64 {
         median(
             self.windlass
                 .iter()
@@ -161,7 +183,7 @@ impl Rounds {
 
     /// The Windlass threads' CPU during the direct phases (should be ~0: a
     /// sanity check that attribution works).
-    pub fn idle_windlass_cpu_ms(&self) -> f64 {
+    pub(crate) fn idle_windlass_cpu_ms(&self) -> f64 {
         median(
             self.direct
                 .iter()
@@ -170,7 +192,7 @@ impl Rounds {
     }
 
     /// Per-round raw figures for the JSON details.
-    pub fn details(&self) -> Value {
+    pub(crate) fn details(&self) -> Value {
         let phase = |p: &Phase| {
             let total = Dist::of(p.ok().map(|x| x.total_ms));
             json!({
@@ -194,17 +216,17 @@ impl Rounds {
 }
 
 /// Requests of a phase, as a CPU divisor.
-pub fn requests(p: &Phase) -> f64 {
+pub(crate) fn requests(p: &Phase) -> f64 {
     p.count().max(1) as f64
 }
 
 /// SSE events of a phase, as a CPU divisor.
-pub fn events(p: &Phase) -> f64 {
+pub(crate) fn events(p: &Phase) -> f64 {
     p.events().max(1) as f64
 }
 
 /// Latency rows (p50, p99) comparing both modes on `f`.
-pub fn latency_rows(
+pub(crate) fn latency_rows(
     scenario: &'static str,
     what: &str,
     r: &Rounds,
@@ -219,7 +241,7 @@ pub fn latency_rows(
 }
 
 /// How many items of `kind` a response's `output` holds.
-pub fn count_output(response: &Value, kind: &str) -> usize {
+pub(crate) fn count_output(response: &Value, kind: &str) -> usize {
     response["output"]
         .as_array()
         .map_or(0, |o| o.iter().filter(|i| i["type"] == kind).count())

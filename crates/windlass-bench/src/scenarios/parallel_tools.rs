@@ -16,16 +16,16 @@ use serde_json::{json, Value};
 use windlass_engine::EngineConfig;
 use windlass_testkit::{Reply, ToolCallSpec};
 
-use super::json::{check_windlass, MODEL};
-use super::{count_output, Outcome};
+use super::{check_windlass, count_output, Outcome, MODEL};
 use crate::env::{Bench, PARALLEL_TOOL_MS, PARALLEL_TOOL_NAME};
 use crate::load::ms;
+use crate::report::progress;
 use crate::report::Row;
+use crate::settings::Settings;
 use crate::stats::Dist;
-use crate::{progress, Settings};
 
 /// Tool calls in the turn (the figure).
-pub const CALLS: usize = 8;
+pub(crate) const CALLS: usize = 8;
 
 /// "Well under" the 400 ms that two sequential waves of 200 ms would take.
 const TARGET_MS: f64 = 300.0;
@@ -50,7 +50,7 @@ async fn one(bench: &Bench, body: &Value) -> Result<f64, String> {
     Ok(wall)
 }
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     let body = json!({
         "model": MODEL,
         "input": "Call the tool eight times at once, then answer.",

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::json::{check_windlass, MODEL};
+use super::{check_windlass, MODEL};
 use crate::env::Bench;
 
 const PROMPT: &str = "Say hello to the benchmark.";
@@ -14,7 +14,7 @@ const PROMPT: &str = "Say hello to the benchmark.";
 const HISTORY_CHUNK: usize = 1000;
 
 /// The prompt, padded with words to `bytes` (at least the plain prompt).
-pub fn prompt(bytes: usize) -> String {
+pub(crate) fn prompt(bytes: usize) -> String {
     let mut p = String::with_capacity(bytes.max(PROMPT.len()));
     p.push_str(PROMPT);
     while p.len() + 6 <= bytes {
@@ -31,7 +31,7 @@ fn history_text(i: usize) -> String {
 /// in all (alternately user and assistant), built through Windlass. Returns
 /// the last response's id and the same transcript as chat `messages`
 /// (input and every stored output, in order).
-pub async fn history(bench: &Bench, items: usize) -> Result<(String, Vec<Value>), String> {
+pub(crate) async fn history(bench: &Bench, items: usize) -> Result<(String, Vec<Value>), String> {
     let mut previous: Option<String> = None;
     let mut messages = Vec::with_capacity(items + items / HISTORY_CHUNK + 1);
     let mut done = 0;

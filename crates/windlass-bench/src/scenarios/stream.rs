@@ -9,13 +9,13 @@ use bytes::Bytes;
 use serde_json::json;
 use windlass_testkit::Reply;
 
-use super::json::{check_windlass, MODEL};
-use super::{alternate, events, latency_rows, requests, Outcome, Rounds};
+use super::{alternate, check_windlass, events, latency_rows, requests, Outcome, Rounds, MODEL};
 use crate::env::Bench;
 use crate::load::{post_stream, TokenMarker};
+use crate::report::progress;
 use crate::report::Row;
+use crate::settings::Settings;
 use crate::stats::Dist;
-use crate::{progress, Settings};
 
 const PROMPT: &str = "Tell me a long story.";
 
@@ -79,7 +79,7 @@ async fn measure(
     alternate(label, s, concurrency, duration, direct, windlass).await
 }
 
-pub async fn run(bench: &Bench, s: &Settings) -> Outcome {
+pub(crate) async fn run(bench: &Bench, s: &Settings) -> Outcome {
     let text = reply_text(s.tokens);
     let mut paced = Reply::text(text.clone())
         .chunk_chars(4)

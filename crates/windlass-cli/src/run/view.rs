@@ -15,11 +15,11 @@ use windlass::sdk::Block;
 
 /// Whether to colour the decorations: on a terminal, unless `NO_COLOR` is
 /// set to a non-empty value (<https://no-color.org>).
-pub fn use_color(stderr_is_tty: bool, no_color: Option<OsString>) -> bool {
+pub(super) fn use_color(stderr_is_tty: bool, no_color: Option<OsString>) -> bool {
     stderr_is_tty && no_color.is_none_or(|v| v.is_empty())
 }
 
-pub struct View {
+pub(super) struct View {
     on: bool,
     /// stderr is a terminal: arrows and a spinner instead of `[tool]` lines.
     tty: bool,
@@ -34,7 +34,7 @@ pub struct View {
 }
 
 impl View {
-    pub fn new(on: bool, tty: bool, color: bool) -> View {
+    pub(super) fn new(on: bool, tty: bool, color: bool) -> View {
         View {
             on,
             tty,
@@ -74,14 +74,14 @@ impl View {
     }
 
     /// Ends the answer with a newline, so a shell prompt starts on its own line.
-    pub fn finish(&mut self) {
+    pub(super) fn finish(&mut self) {
         self.stop_spinner();
         if self.wrote_answer && !self.line_start {
             self.answer("\n");
         }
     }
 
-    pub fn show(&mut self, block: &Block, elapsed: Duration) {
+    pub(super) fn show(&mut self, block: &Block, elapsed: Duration) {
         if !self.on {
             return;
         }

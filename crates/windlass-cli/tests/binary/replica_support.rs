@@ -11,7 +11,7 @@ use windlass_testkit::live::created_id;
 
 /// A fresh schema as a database URL, or `None` (test skipped, and says so)
 /// when `WINDLASS_TEST_PG` is unset.
-pub async fn pg_schema_url() -> Option<String> {
+pub(crate) async fn pg_schema_url() -> Option<String> {
     static SEQ: AtomicUsize = AtomicUsize::new(0);
     let Ok(base) = std::env::var("WINDLASS_TEST_PG") else {
         eprintln!("WINDLASS_TEST_PG is not set: skipping (scripts/postgres.sh sets it)");
@@ -39,7 +39,7 @@ pub async fn pg_schema_url() -> Option<String> {
 }
 
 /// One `windlass serve` process; killed (SIGKILL) on drop.
-pub struct Replica {
+pub(crate) struct Replica {
     pub child: Child,
     pub base: String,
     pub client: reqwest::Client,
@@ -48,7 +48,7 @@ pub struct Replica {
 impl Replica {
     /// Starts a replica on a free port with `db` and `upstream`, and waits
     /// until it answers `/health`.
-    pub async fn start(db: &str, upstream: &str, extra: &[&str]) -> Replica {
+    pub(crate) async fn start(db: &str, upstream: &str, extra: &[&str]) -> Replica {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free port")
@@ -84,25 +84,25 @@ impl Replica {
         panic!("windlass did not start");
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
-    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+    pub(crate) async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         send(self.client.post(self.url(path)).json(body)).await
     }
 
-    pub async fn get(&self, path: &str) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
         send(self.client.get(self.url(path))).await
     }
 
-    pub async fn delete(&self, path: &str) -> (u16, Value) {
+    pub(crate) async fn delete(&self, path: &str) -> (u16, Value) {
         send(self.client.delete(self.url(path))).await
     }
 
     /// Opens a streamed create and reads until `response.created`; returns
     /// the open body and the response id.
-    pub async fn stream_until_created(&self, body: &Value) -> (reqwest::Response, String) {
+    pub(crate) async fn stream_until_created(&self, body: &Value) -> (reqwest::Response, String) {
         let mut body = body.clone();
         body["stream"] = Value::Bool(true);
         let mut resp = self
@@ -129,7 +129,7 @@ impl Replica {
     }
 
     /// Kills the process at once (SIGKILL: no shutdown, no final saves).
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

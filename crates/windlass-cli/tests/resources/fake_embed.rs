@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 const DIMENSIONS: usize = 64;
 
 #[derive(Clone, Default)]
-pub struct FakeEmbed {
+pub(crate) struct FakeEmbed {
     pub stall: Arc<AtomicBool>,
     pub requests: Arc<AtomicUsize>,
     pub addr: Option<SocketAddr>,
@@ -23,12 +23,12 @@ pub struct FakeEmbed {
 }
 
 impl FakeEmbed {
-    pub async fn start() -> FakeEmbed {
+    pub(crate) async fn start() -> FakeEmbed {
         FakeEmbed::with_dimensions(DIMENSIONS).await
     }
 
     /// Vectors of `dimensions` (all-MiniLM-L6-v2's shape is 384).
-    pub async fn with_dimensions(dimensions: usize) -> FakeEmbed {
+    pub(crate) async fn with_dimensions(dimensions: usize) -> FakeEmbed {
         let mut fake = FakeEmbed {
             dimensions,
             ..FakeEmbed::default()
@@ -52,7 +52,7 @@ impl FakeEmbed {
     }
 
     /// The API root, e.g. `http://127.0.0.1:PORT/v1`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/v1", self.addr.expect("started"))
     }
 

@@ -23,7 +23,7 @@ fn unique(tag: &str) -> String {
 
 /// The databases every test runs on: a fresh SQLite file, and a fresh
 /// Postgres schema when `WINDLASS_TEST_PG` is set (`scripts/postgres.sh`).
-pub async fn databases() -> Vec<String> {
+pub(crate) async fn databases() -> Vec<String> {
     let file = std::env::temp_dir().join(format!("{}.db", unique("windlass-res")));
     let mut dbs = vec![file.to_string_lossy().into_owned()];
     if let Some(pg) = pg_schema_url().await {
@@ -33,7 +33,7 @@ pub async fn databases() -> Vec<String> {
 }
 
 /// A fresh schema as a database URL; `None` when `WINDLASS_TEST_PG` is unset.
-pub async fn pg_schema_url() -> Option<String> {
+pub(crate) async fn pg_schema_url() -> Option<String> {
     let base = std::env::var("WINDLASS_TEST_PG").ok()?;
     let schema = unique("res").replace('-', "_");
     let (client, connection) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
@@ -52,14 +52,14 @@ pub async fn pg_schema_url() -> Option<String> {
 
 /// The machine's load average (1, 5, 15 minutes), printed beside the
 /// measurements' figures.
-pub fn load() -> String {
+pub(crate) fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default()
 }
 
 /// A config file in a fresh directory.
-pub fn config(toml: &str) -> PathBuf {
+pub(crate) fn config(toml: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(unique("windlass-res-cfg"));
     std::fs::create_dir_all(&dir).expect("config dir");
     let path = dir.join("windlass.toml");
@@ -68,7 +68,7 @@ pub fn config(toml: &str) -> PathBuf {
 }
 
 /// One `windlass serve` process; killed (SIGKILL) on drop.
-pub struct Server {
+pub(crate) struct Server {
     child: Child,
     pub base: String,
     pub client: reqwest::Client,
@@ -78,7 +78,7 @@ pub struct Server {
 
 impl Server {
     /// Starts on a free port and waits until `/health` answers.
-    pub async fn start(db: &str, config: Option<&Path>) -> Server {
+    pub(crate) async fn start(db: &str, config: Option<&Path>) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free port")
@@ -121,34 +121,34 @@ impl Server {
     }
 
     /// Requests with the server's default key.
-    pub fn me(&self) -> As<'_> {
+    pub(crate) fn me(&self) -> As<'_> {
         self.as_key(&self.key)
     }
 
     /// The same server, acting with another key.
-    pub fn as_key(&self, key: &str) -> As<'_> {
+    pub(crate) fn as_key(&self, key: &str) -> As<'_> {
         As {
             server: self,
             key: key.to_owned(),
         }
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// SIGKILL: no drain, nothing finished.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 
     /// SIGTERM, then waits for the process to exit.
-    pub async fn terminate(&mut self) {
+    pub(crate) async fn terminate(&mut self) {
         let pid = self.child.id().to_string();
         let _ = Command::new("kill").args(["-TERM", &pid]).status();
         for _ in 0..600 {
@@ -168,7 +168,7 @@ impl Drop for Server {
 }
 
 /// Requests with one key.
-pub struct As<'a> {
+pub(crate) struct As<'a> {
     server: &'a Server,
     key: String,
 }
@@ -178,11 +178,11 @@ impl As<'_> {
         req.bearer_auth(&self.key)
     }
 
-    pub async fn get(&self, path: &str) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
         send(self.auth(self.server.client.get(self.server.url(path)))).await
     }
 
-    pub async fn get_bytes(&self, path: &str) -> (u16, Vec<u8>) {
+    pub(crate) async fn get_bytes(&self, path: &str) -> (u16, Vec<u8>) {
         let resp = self
             .auth(self.server.client.get(self.server.url(path)))
             .send()
@@ -192,16 +192,16 @@ impl As<'_> {
         (status, resp.bytes().await.expect("body").to_vec())
     }
 
-    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+    pub(crate) async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         send(self.auth(self.server.client.post(self.server.url(path)).json(body))).await
     }
 
-    pub async fn delete(&self, path: &str) -> (u16, Value) {
+    pub(crate) async fn delete(&self, path: &str) -> (u16, Value) {
         send(self.auth(self.server.client.delete(self.server.url(path)))).await
     }
 
     /// A multipart upload of `fields` (`(name, filename, bytes)`).
-    pub async fn upload(&self, path: &str, fields: &[Part<'_>]) -> (u16, Value) {
+    pub(crate) async fn upload(&self, path: &str, fields: &[Part<'_>]) -> (u16, Value) {
         let (boundary, body) = multipart(fields);
         let req = self
             .server
@@ -216,7 +216,7 @@ impl As<'_> {
     }
 
     /// `POST /v1/files` with `purpose` and one file; the file's id.
-    pub async fn upload_file(&self, name: &str, bytes: &[u8]) -> String {
+    pub(crate) async fn upload_file(&self, name: &str, bytes: &[u8]) -> String {
         let (status, file) = self
             .upload(
                 "/v1/files",
@@ -231,7 +231,7 @@ impl As<'_> {
     }
 
     /// Polls a vector store file until it leaves `in_progress`.
-    pub async fn settled(&self, store: &str, file: &str) -> Value {
+    pub(crate) async fn settled(&self, store: &str, file: &str) -> Value {
         for _ in 0..600 {
             let (status, f) = self
                 .get(&format!("/v1/vector_stores/{store}/files/{file}"))
@@ -247,14 +247,14 @@ impl As<'_> {
 }
 
 /// One form field: text, or a file with its name.
-pub struct Part<'a> {
+pub(crate) struct Part<'a> {
     pub name: &'a str,
     pub filename: Option<&'a str>,
     pub bytes: &'a [u8],
 }
 
 impl<'a> Part<'a> {
-    pub fn text(name: &'a str, value: &'a str) -> Part<'a> {
+    pub(crate) fn text(name: &'a str, value: &'a str) -> Part<'a> {
         Part {
             name,
             filename: None,
@@ -262,7 +262,7 @@ impl<'a> Part<'a> {
         }
     }
 
-    pub fn file(name: &'a str, filename: &'a str, bytes: &'a [u8]) -> Part<'a> {
+    pub(crate) fn file(name: &'a str, filename: &'a str, bytes: &'a [u8]) -> Part<'a> {
         Part {
             name,
             filename: Some(filename),
@@ -272,7 +272,7 @@ impl<'a> Part<'a> {
 }
 
 /// A `multipart/form-data` body as a browser or an SDK writes it.
-pub fn multipart(fields: &[Part<'_>]) -> (String, Vec<u8>) {
+pub(crate) fn multipart(fields: &[Part<'_>]) -> (String, Vec<u8>) {
     let boundary = "windlass-test-boundary-7f3a".to_owned();
     let mut body = Vec::new();
     for f in fields {

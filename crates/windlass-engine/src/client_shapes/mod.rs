@@ -31,10 +31,17 @@ use crate::ports::agent::tools::{ToolCall, ToolDefinition, ToolOrigin};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientShape {
     /// Function `name` of namespace `namespace`.
-    Namespaced { namespace: String, name: String },
+    Namespaced {
+        /// The namespace the function belongs to.
+        namespace: String,
+        /// The function's name inside the namespace.
+        name: String,
+    },
     /// A custom (free-form input) tool, possibly inside a namespace.
     Custom {
+        /// The namespace it sits in, if any.
         namespace: Option<String>,
+        /// The tool's name.
         name: String,
     },
     /// One of OpenAI's client-executed types, returned as its own item.

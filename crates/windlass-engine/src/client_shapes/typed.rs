@@ -27,9 +27,13 @@ use crate::ports::agent::tools::{ToolDefinition, ToolOrigin};
 /// Which of OpenAI's client-executed types a model-visible tool stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TypedKind {
+    /// `shell`: a shell command the client runs.
     Shell,
+    /// `local_shell`: the older shell type, a command as an argument vector.
     LocalShell,
+    /// `apply_patch`: file edits the client applies.
     ApplyPatch,
+    /// `computer_use_preview`: screen actions the client performs.
     Computer,
 }
 

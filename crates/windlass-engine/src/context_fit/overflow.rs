@@ -35,14 +35,19 @@ pub(crate) struct Fit {
 impl Fit {
     /// `managed`: the request fits its transcript itself (truncation or
     /// compaction), so nothing is checked here.
-    pub fn new(managed: bool) -> Self {
+    pub(crate) fn new(managed: bool) -> Self {
         Fit {
             managed,
             ..Fit::default()
         }
     }
 
-    pub fn turn_done(&mut self, usage: Option<&Usage>, output_len: usize, hidden_len: usize) {
+    pub(crate) fn turn_done(
+        &mut self,
+        usage: Option<&Usage>,
+        output_len: usize,
+        hidden_len: usize,
+    ) {
         self.mark = usage.map(|u| (u.input_tokens + u.output_tokens, output_len, hidden_len));
     }
 }
@@ -73,7 +78,7 @@ or lower max_turns."
 impl Fit {
     /// Ends the run before a model turn that would not fit: `output` and
     /// `hidden` are what the next request carries beyond the last turn's.
-    pub async fn check(
+    pub(crate) async fn check(
         &mut self,
         provider: &dyn ModelProvider,
         model: &str,

@@ -25,7 +25,7 @@ pub(crate) struct McpRun {
 }
 
 impl McpRun {
-    pub fn server(&self, label: &str) -> Option<&McpServerRef> {
+    pub(crate) fn server(&self, label: &str) -> Option<&McpServerRef> {
         self.servers
             .iter()
             .map(|d| &d.server)

@@ -14,7 +14,7 @@ use crate::ports::agent::store::ResponseStore;
 use crate::ports::agent::tools::ToolCall;
 
 /// Resolves `item_reference`s, rejects unknown types, assigns missing ids.
-pub async fn canonicalize_input(
+pub(super) async fn canonicalize_input(
     items: Vec<Item>,
     store: &dyn ResponseStore,
     tenant: &str,
@@ -151,7 +151,10 @@ pub fn with_id(mut item: Item) -> Item {
 /// answers a call that is still open in the history or earlier in the input;
 /// returns the calls still open after the input, in order (a continuation's
 /// pending calls), under their model-visible names.
-pub fn match_call_outputs(history: &[Item], input: &[Item]) -> Result<Vec<ToolCall>, EngineError> {
+pub(super) fn match_call_outputs(
+    history: &[Item],
+    input: &[Item],
+) -> Result<Vec<ToolCall>, EngineError> {
     let mut open: Vec<ToolCall> = Vec::new();
     let mut answered: HashSet<&str> = HashSet::new();
     for item in history {

@@ -13,7 +13,7 @@ pub(super) struct Known<'a> {
 }
 
 impl Known<'_> {
-    pub fn contains(&self, name: &str) -> bool {
+    pub(super) fn contains(&self, name: &str) -> bool {
         self.names.contains(name) || self.prefixes.iter().any(|p| name.starts_with(p.as_str()))
     }
 }

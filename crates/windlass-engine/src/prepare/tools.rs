@@ -19,7 +19,7 @@ use crate::ports::agent::tools::{ToolDefinition, ToolExecutor, ToolOrigin};
 use crate::tooling::ToolSet;
 
 /// What prepare learns from `tools`, `tool_choice` and `allowed_tools`.
-pub struct ResolvedTools {
+pub(super) struct ResolvedTools {
     pub set: ToolSet,
     /// `tool_choice` for the first model turn.
     pub first_choice: ModelToolChoice,
@@ -31,7 +31,7 @@ pub struct ResolvedTools {
     pub dropped: Vec<String>,
 }
 
-pub fn resolve_tools(
+pub(super) fn resolve_tools(
     req: &CreateResponseRequest,
     executors: &[Arc<dyn ToolExecutor>],
     mcp_enabled: bool,

@@ -14,7 +14,7 @@ const KNOWN_INCLUDES: [&str; 5] = [
 ];
 const SERVICE_TIERS: [&str; 5] = ["auto", "default", "flex", "priority", "scale"];
 
-pub fn validate_fields(req: &CreateResponseRequest) -> Result<(), EngineError> {
+pub(super) fn validate_fields(req: &CreateResponseRequest) -> Result<(), EngineError> {
     if let Some(name) = req.extra.keys().next() {
         return Err(EngineError::invalid_code(
             format!("Unknown parameter: '{name}'."),
@@ -150,7 +150,7 @@ fn range(v: Option<f64>, lo: f64, hi: f64, name: &str) -> Result<(), EngineError
     }
 }
 
-pub fn unsupported(param: &str, message: &str) -> EngineError {
+pub(super) fn unsupported(param: &str, message: &str) -> EngineError {
     EngineError::invalid_code(message, Some(param), "unsupported_parameter")
 }
 

@@ -8,18 +8,18 @@ use serde_json::{json, Map, Value};
 use windlass_engine::{CallDecision, Policy, PolicyContext, ToolCall, ToolDefinition, ToolOrigin};
 use windlass_governance::{Governance, GovernanceConfig};
 
-pub fn gov(toml_text: &str) -> Governance {
+pub(crate) fn gov(toml_text: &str) -> Governance {
     let config: GovernanceConfig = toml::from_str(toml_text).unwrap();
     Governance::new(config)
         .unwrap()
         .with_workspace(Some("/work".into()), vec!["/work".into()])
 }
 
-pub fn builtin(tool: &str) -> ToolDefinition {
+pub(crate) fn builtin(tool: &str) -> ToolDefinition {
     mcp("windlass", tool)
 }
 
-pub fn mcp(label: &str, tool: &str) -> ToolDefinition {
+pub(crate) fn mcp(label: &str, tool: &str) -> ToolDefinition {
     ToolDefinition {
         name: format!("{label}__{tool}"),
         description: None,
@@ -32,7 +32,7 @@ pub fn mcp(label: &str, tool: &str) -> ToolDefinition {
     }
 }
 
-pub struct Ask<'a> {
+pub(crate) struct Ask<'a> {
     pub principal: Option<&'a str>,
     pub metadata: Map<String, Value>,
     pub approved: bool,
@@ -50,7 +50,12 @@ impl Default for Ask<'_> {
     }
 }
 
-pub async fn ask(g: &Governance, def: &ToolDefinition, args: Value, a: &Ask<'_>) -> CallDecision {
+pub(crate) async fn ask(
+    g: &Governance,
+    def: &ToolDefinition,
+    args: Value,
+    a: &Ask<'_>,
+) -> CallDecision {
     static N: AtomicU32 = AtomicU32::new(0);
     let ctx = PolicyContext {
         response_id: a.response,
@@ -68,7 +73,7 @@ pub async fn ask(g: &Governance, def: &ToolDefinition, args: Value, a: &Ask<'_>)
     g.before_call(&ctx, &call, Some(def)).await
 }
 
-pub fn denied(d: &CallDecision) -> String {
+pub(crate) fn denied(d: &CallDecision) -> String {
     match d {
         CallDecision::Deny { reason } => reason.clone(),
         other => panic!("expected a denial, got {other:?}"),

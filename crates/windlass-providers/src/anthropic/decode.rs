@@ -8,11 +8,11 @@ use std::collections::VecDeque;
 use windlass_engine::{FinishReason, ModelEvent, ProviderError};
 
 use super::wire::{BlockWire, Delta, Event, MessageWire, UsageWire};
-use super::REDACTED_PREFIX;
 use crate::codec::EventDecoder;
 use crate::ending::{unreadable, usage, Ending};
 use crate::http_error::error_from_value;
 use crate::wire::Str;
+use windlass_protocol::anthropic::REDACTED_THINKING_PREFIX as REDACTED_PREFIX;
 
 /// What an open content block is.
 #[derive(Debug)]

@@ -13,11 +13,11 @@ use windlass_protocol::{
 };
 
 use super::wire::{Block, ImageSource, Message, Metadata, Request, Thinking, Tool};
-use super::REDACTED_PREFIX;
 use crate::encode::unsupported;
+use windlass_protocol::anthropic::REDACTED_THINKING_PREFIX as REDACTED_PREFIX;
 
 /// `max_tokens` is required by the API; used when the request sets none.
-pub const DEFAULT_MAX_TOKENS: u64 = 8192;
+pub(super) const DEFAULT_MAX_TOKENS: u64 = 8192;
 /// The smallest thinking budget the API accepts.
 const MIN_THINKING_BUDGET: u64 = 1024;
 

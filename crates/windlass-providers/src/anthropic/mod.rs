@@ -19,11 +19,6 @@ pub use encode::{encode_count, encode_messages_request};
 /// the Messages API; newer features come as beta headers, not versions).
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// Marks a redacted thinking block's data inside a reasoning item's
-/// `encrypted_content` (a plain one holds the thinking block's signature);
-/// the Messages surface reads and writes the same marker.
-pub(crate) use windlass_protocol::anthropic::REDACTED_THINKING_PREFIX as REDACTED_PREFIX;
-
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AnthropicWire;
 

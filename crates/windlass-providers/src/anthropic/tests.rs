@@ -2,6 +2,7 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 use windlass_engine::{FinishReason, ModelEvent, ModelRequest, ModelTool, ModelToolChoice};
+use windlass_protocol::anthropic::REDACTED_THINKING_PREFIX as REDACTED_PREFIX;
 use windlass_protocol::{Item, ReasoningEffort};
 
 use super::*;

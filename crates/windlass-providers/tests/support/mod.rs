@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 /// How a streamed answer ends after its frames.
 #[derive(Clone, Debug)]
-pub enum End {
+pub(crate) enum End {
     /// The body ends normally.
     Close,
     /// The connection is aborted (no terminating chunk).
@@ -36,7 +36,7 @@ pub enum End {
 
 /// One scripted answer to `POST /chat/completions`.
 #[derive(Clone, Debug)]
-pub enum Script {
+pub(crate) enum Script {
     Sse {
         frames: Vec<String>,
         gap: Duration,
@@ -52,7 +52,7 @@ pub enum Script {
 }
 
 impl Script {
-    pub fn sse(frames: Vec<String>) -> Self {
+    pub(crate) fn sse(frames: Vec<String>) -> Self {
         Script::Sse {
             frames,
             gap: Duration::ZERO,
@@ -60,7 +60,7 @@ impl Script {
         }
     }
 
-    pub fn sse_then(frames: Vec<String>, end: End) -> Self {
+    pub(crate) fn sse_then(frames: Vec<String>, end: End) -> Self {
         Script::Sse {
             frames,
             gap: Duration::from_millis(5),
@@ -68,7 +68,7 @@ impl Script {
         }
     }
 
-    pub fn json(status: u16, body: Value) -> Self {
+    pub(crate) fn json(status: u16, body: Value) -> Self {
         Script::Json {
             status,
             body: body.to_string(),
@@ -78,7 +78,7 @@ impl Script {
 }
 
 #[derive(Debug, Clone)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub body: Value,
     pub headers: HeaderMap,
     pub peer: SocketAddr,
@@ -92,13 +92,13 @@ struct Shared {
     bodies_dropped: AtomicUsize,
 }
 
-pub struct Fake {
+pub(crate) struct Fake {
     pub base_url: String,
     shared: Arc<Shared>,
 }
 
 impl Fake {
-    pub async fn start() -> Fake {
+    pub(crate) async fn start() -> Fake {
         let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -122,19 +122,19 @@ impl Fake {
         }
     }
 
-    pub fn push(&self, script: Script) {
+    pub(crate) fn push(&self, script: Script) {
         self.shared.scripts.lock().expect("lock").push_back(script);
     }
 
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().expect("lock").clone()
     }
 
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.shared.requests.lock().expect("lock").len()
     }
 
-    pub fn bodies_dropped(&self) -> usize {
+    pub(crate) fn bodies_dropped(&self) -> usize {
         self.shared.bodies_dropped.load(Ordering::SeqCst)
     }
 }
@@ -228,7 +228,7 @@ async fn chat(
 /// controls exactly which bytes arrive, which hyper's server does not allow
 /// (it holds the headers back until the first body bytes). Returns the base
 /// URL and a counter of requests.
-pub async fn raw_server(head: &'static str) -> (String, Arc<AtomicUsize>) {
+pub(crate) async fn raw_server(head: &'static str) -> (String, Arc<AtomicUsize>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -267,25 +267,25 @@ pub async fn raw_server(head: &'static str) -> (String, Arc<AtomicUsize>) {
 }
 
 /// `data: <json>\n\n`
-pub fn frame(v: Value) -> String {
+pub(crate) fn frame(v: Value) -> String {
     format!("data: {v}\n\n")
 }
 
-pub fn delta(d: Value) -> String {
+pub(crate) fn delta(d: Value) -> String {
     frame(
         json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
         "choices": [{"index": 0, "delta": d, "finish_reason": null}]}),
     )
 }
 
-pub fn finish(reason: &str) -> String {
+pub(crate) fn finish(reason: &str) -> String {
     frame(
         json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
         "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}),
     )
 }
 
-pub fn usage(prompt: u64, completion: u64) -> String {
+pub(crate) fn usage(prompt: u64, completion: u64) -> String {
     frame(
         json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
         "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
@@ -293,4 +293,4 @@ pub fn usage(prompt: u64, completion: u64) -> String {
     )
 }
 
-pub const DONE: &str = "data: [DONE]\n\n";
+pub(crate) const DONE: &str = "data: [DONE]\n\n";

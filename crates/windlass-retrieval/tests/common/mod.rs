@@ -11,10 +11,10 @@ use windlass_engine::{Embedder, FileStore, NewVectorStore, ProviderError, Vector
 use windlass_protocol::{FileObject, FilePurpose, VectorStore};
 use windlass_store::SqliteStore;
 
-pub const T: &str = "tenant-a";
+pub(crate) const T: &str = "tenant-a";
 
 /// A one-page PDF whose text is `lines`, in the standard Helvetica font.
-pub fn pdf(lines: &[&str]) -> Vec<u8> {
+pub(crate) fn pdf(lines: &[&str]) -> Vec<u8> {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
     let font_id = doc.add_object(dictionary! {
@@ -53,11 +53,11 @@ pub fn pdf(lines: &[&str]) -> Vec<u8> {
     out
 }
 
-pub async fn sqlite() -> Arc<SqliteStore> {
+pub(crate) async fn sqlite() -> Arc<SqliteStore> {
     Arc::new(SqliteStore::open_in_memory().await.expect("sqlite"))
 }
 
-pub async fn upload(files: &dyn FileStore, id: &str, name: &str, bytes: &[u8]) {
+pub(crate) async fn upload(files: &dyn FileStore, id: &str, name: &str, bytes: &[u8]) {
     let file = FileObject::new(
         id.into(),
         name.into(),
@@ -68,7 +68,7 @@ pub async fn upload(files: &dyn FileStore, id: &str, name: &str, bytes: &[u8]) {
     files.create_file(T, &file, bytes).await.expect("upload");
 }
 
-pub async fn vector_store(
+pub(crate) async fn vector_store(
     stores: &dyn VectorStoreStore,
     id: &str,
     model: Option<&str>,
@@ -88,14 +88,14 @@ pub async fn vector_store(
 /// Feature hashing of words into 64 dimensions: texts sharing words point
 /// the same way. Deterministic, so ingestion's mechanics can be tested
 /// without a model server (the real model has its own test).
-pub struct HashEmbedder {
+pub(crate) struct HashEmbedder {
     pub model: String,
     /// Fail every call (an embedding upstream that is down).
     pub down: bool,
 }
 
 impl HashEmbedder {
-    pub fn new(model: &str) -> Arc<HashEmbedder> {
+    pub(crate) fn new(model: &str) -> Arc<HashEmbedder> {
         Arc::new(HashEmbedder {
             model: model.into(),
             down: false,
@@ -103,7 +103,7 @@ impl HashEmbedder {
     }
 }
 
-pub fn hash_vector(text: &str) -> Vec<f32> {
+pub(crate) fn hash_vector(text: &str) -> Vec<f32> {
     let mut v = vec![0f32; 64];
     for word in text
         .split(|c: char| !c.is_alphanumeric())

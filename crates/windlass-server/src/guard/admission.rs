@@ -17,7 +17,7 @@ use crate::state::AppState;
 /// Seconds a shed client is told to wait.
 const RETRY_AFTER_SECS: &str = "1";
 
-pub async fn admit(State(app): State<AppState>, req: Request, next: Next) -> Response {
+pub(crate) async fn admit(State(app): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
     // Scrapes matter most when the server is busy.
     if is_probe(path) || path == crate::metrics::PATH {

@@ -29,7 +29,11 @@ pub(crate) fn is_open_metrics(app: &AppState, path: &str) -> bool {
     path == crate::metrics::PATH && !app.config.metrics.require_key
 }
 
-pub async fn require_key(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn require_key(
+    State(app): State<AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let path = req.uri().path();
     let open = is_probe(path) || is_open_metrics(&app, path);
     let ring = match &*app.keys {

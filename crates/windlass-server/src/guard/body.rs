@@ -14,7 +14,7 @@ use crate::error::ApiError;
 use crate::guard::{limits, upload};
 use crate::state::AppState;
 
-pub async fn read_body(State(app): State<AppState>, req: Request, next: Next) -> Response {
+pub(crate) async fn read_body(State(app): State<AppState>, req: Request, next: Next) -> Response {
     if req.method() != Method::POST || !has_body(req.headers()) {
         return next.run(req).await;
     }

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-pub async fn check_host(State(app): State<AppState>, req: Request, next: Next) -> Response {
+pub(crate) async fn check_host(State(app): State<AppState>, req: Request, next: Next) -> Response {
     if app.loopback && !host_allowed(req.headers(), &app.config.allowed_hosts) {
         return ApiError::new(
             StatusCode::FORBIDDEN,
@@ -60,7 +60,7 @@ fn strip_port(host: &str) -> &str {
 /// Answers preflights from allowed origins and marks their responses.
 /// Without configured origins nothing is added, so browsers keep every
 /// cross-origin answer from the page.
-pub async fn cors(State(app): State<AppState>, req: Request, next: Next) -> Response {
+pub(crate) async fn cors(State(app): State<AppState>, req: Request, next: Next) -> Response {
     let allowed = &app.config.cors_allowed_origins;
     let origin = req
         .headers()

@@ -9,7 +9,7 @@ use crate::state::AppState;
 /// A continuation of a running response would see none of its output
 /// (it is stored when it ends): a 409 saying so, not "not found".
 /// Another tenant's running response is unknown here (the engine answers 400).
-pub fn previous_not_running(
+pub(crate) fn previous_not_running(
     app: &AppState,
     tenant: &str,
     req: &CreateResponseRequest,

@@ -13,7 +13,7 @@ use crate::guard::keys::AuthedKey;
 use crate::state::AppState;
 
 /// What to charge once the response has ended.
-pub struct Charge {
+pub(crate) struct Charge {
     counter: Arc<dyn QuotaCounter>,
     subjects: Vec<(QuotaSubject, QuotaLimits)>,
 }
@@ -21,13 +21,13 @@ pub struct Charge {
 impl Charge {
     /// Charges the response's total tokens; a counter failure is logged (the
     /// response is already out).
-    pub async fn usage(self, response: &ResponseResource) {
+    pub(crate) async fn usage(self, response: &ResponseResource) {
         let tokens = response.usage.as_ref().map_or(0, |u| u.total_tokens);
         self.tokens(tokens).await;
     }
 
     /// Charges `tokens` (a compaction pass's usage, which is no response).
-    pub async fn tokens(self, tokens: u64) {
+    pub(crate) async fn tokens(self, tokens: u64) {
         if self.subjects.is_empty() || tokens == 0 {
             return;
         }
@@ -38,7 +38,7 @@ impl Charge {
 }
 
 /// Admits one create for `key` (or the unauthenticated caller) of `tenant`.
-pub async fn admit(
+pub(crate) async fn admit(
     app: &AppState,
     key: Option<&AuthedKey>,
     tenant: &str,

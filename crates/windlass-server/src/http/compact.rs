@@ -15,7 +15,7 @@ use crate::intake::{body_error, parse_json};
 use crate::run::in_place::InPlace;
 use crate::state::AppState;
 
-pub async fn compact_response(
+pub(crate) async fn compact_response(
     State(app): State<AppState>,
     key: Option<Extension<AuthedKey>>,
     body: Result<Bytes, BytesRejection>,

@@ -26,7 +26,7 @@ const MAX_ITEMS_PER_CALL: usize = 20;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CreateBody {
+pub(crate) struct CreateBody {
     #[serde(default)]
     items: Option<Vec<Item>>,
     #[serde(default)]
@@ -35,18 +35,18 @@ pub struct CreateBody {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct UpdateBody {
+pub(crate) struct UpdateBody {
     metadata: Map<String, Value>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AddItemsBody {
+pub(crate) struct AddItemsBody {
     items: Vec<Item>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct Deleted {
+pub(crate) struct Deleted {
     id: String,
     object: &'static str,
     deleted: bool,
@@ -83,7 +83,7 @@ fn new_items(items: Vec<Item>) -> Result<Vec<Item>, ApiError> {
     Ok(items.into_iter().map(with_id).collect())
 }
 
-pub async fn create(
+pub(crate) async fn create(
     State(app): State<AppState>,
     tenant: Tenant,
     body: Result<Bytes, BytesRejection>,
@@ -108,7 +108,7 @@ pub async fn create(
     Ok(Json(conversation))
 }
 
-pub async fn get(
+pub(crate) async fn get(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
@@ -120,7 +120,7 @@ pub async fn get(
         .ok_or_else(|| not_found(&id))
 }
 
-pub async fn update(
+pub(crate) async fn update(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
@@ -135,7 +135,7 @@ pub async fn update(
         .ok_or_else(|| not_found(&id))
 }
 
-pub async fn delete(
+pub(crate) async fn delete(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
@@ -153,7 +153,7 @@ pub async fn delete(
     }
 }
 
-pub async fn list_items(
+pub(crate) async fn list_items(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
@@ -168,7 +168,7 @@ pub async fn list_items(
     Ok(Json(list_presented(page.items, page.has_more, &include)))
 }
 
-pub async fn add_items(
+pub(crate) async fn add_items(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
@@ -185,7 +185,7 @@ pub async fn add_items(
     }
 }
 
-pub async fn get_item(
+pub(crate) async fn get_item(
     State(app): State<AppState>,
     tenant: Tenant,
     Path((id, item_id)): Path<(String, String)>,
@@ -204,7 +204,7 @@ pub async fn get_item(
 }
 
 /// Answers with the conversation, as OpenAI does.
-pub async fn delete_item(
+pub(crate) async fn delete_item(
     State(app): State<AppState>,
     tenant: Tenant,
     Path((id, item_id)): Path<(String, String)>,

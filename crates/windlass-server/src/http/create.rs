@@ -25,7 +25,7 @@ use crate::run::{resume, worker};
 use crate::sse::SseBody;
 use crate::state::AppState;
 
-pub async fn create_response(
+pub(crate) async fn create_response(
     State(app): State<AppState>,
     key: Option<Extension<AuthedKey>>,
     context: Option<Extension<RequestContext>>,

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 
 use crate::error::ApiError;
 
-pub async fn not_found(req: Request) -> ApiError {
+pub(crate) async fn not_found(req: Request) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
         "invalid_request_error",
@@ -16,7 +16,7 @@ pub async fn not_found(req: Request) -> ApiError {
     .code("unknown_route")
 }
 
-pub async fn method_not_allowed(req: Request) -> ApiError {
+pub(crate) async fn method_not_allowed(req: Request) -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "invalid_request_error",

@@ -17,7 +17,7 @@ use crate::guard::tenant::Tenant;
 use crate::intake::{body_error, parse_request};
 use crate::state::AppState;
 
-pub async fn count(
+pub(crate) async fn count(
     State(app): State<AppState>,
     key: Option<Extension<AuthedKey>>,
     body: Result<Bytes, BytesRejection>,

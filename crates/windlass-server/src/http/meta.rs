@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-pub async fn list_models(State(app): State<AppState>) -> Result<Json<Value>, ApiError> {
+pub(crate) async fn list_models(State(app): State<AppState>) -> Result<Json<Value>, ApiError> {
     let models = app.engine.provider().list_models().await.map_err(|e| {
         ApiError::new(StatusCode::BAD_GATEWAY, "server_error", e.to_string()).code("upstream_error")
     })?;
@@ -26,12 +26,12 @@ pub async fn list_models(State(app): State<AppState>) -> Result<Json<Value>, Api
     Ok(Json(json!({"object": "list", "data": data})))
 }
 
-pub async fn health() -> Json<Value> {
+pub(crate) async fn health() -> Json<Value> {
     Json(json!({"status": "ok"}))
 }
 
 /// Ready when the store answers and the server is not shutting down.
-pub async fn ready(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
+pub(crate) async fn ready(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
     if app.lifecycle.is_draining() {
         return (
             StatusCode::SERVICE_UNAVAILABLE,

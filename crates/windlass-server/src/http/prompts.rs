@@ -31,7 +31,7 @@ use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CreateBody {
+pub(crate) struct CreateBody {
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -44,7 +44,7 @@ pub struct CreateBody {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct VersionBody {
+pub(crate) struct VersionBody {
     #[serde(default)]
     instructions: Option<String>,
     #[serde(default)]
@@ -52,14 +52,14 @@ pub struct VersionBody {
 }
 
 #[derive(Debug, Serialize)]
-pub struct List<T> {
+pub(crate) struct List<T> {
     object: &'static str,
     data: Vec<T>,
     has_more: bool,
 }
 
 #[derive(Debug, Serialize)]
-pub struct Deleted {
+pub(crate) struct Deleted {
     id: String,
     object: &'static str,
     deleted: bool,
@@ -101,7 +101,7 @@ fn template(
     Ok(template)
 }
 
-pub async fn create(
+pub(crate) async fn create(
     State(app): State<AppState>,
     tenant: Tenant,
     body: Result<Bytes, BytesRejection>,
@@ -125,7 +125,7 @@ pub async fn create(
     Ok(Json(prompt))
 }
 
-pub async fn add_version(
+pub(crate) async fn add_version(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
@@ -141,7 +141,7 @@ pub async fn add_version(
         .ok_or_else(|| ApiError::not_found("Prompt", &id))
 }
 
-pub async fn list(
+pub(crate) async fn list(
     State(app): State<AppState>,
     tenant: Tenant,
 ) -> Result<Json<List<Prompt>>, ApiError> {
@@ -153,7 +153,7 @@ pub async fn list(
     }))
 }
 
-pub async fn get(
+pub(crate) async fn get(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
@@ -165,7 +165,7 @@ pub async fn get(
         .ok_or_else(|| ApiError::not_found("Prompt", &id))
 }
 
-pub async fn versions(
+pub(crate) async fn versions(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
@@ -181,7 +181,7 @@ pub async fn versions(
     }))
 }
 
-pub async fn version(
+pub(crate) async fn version(
     State(app): State<AppState>,
     tenant: Tenant,
     Path((id, version)): Path<(String, String)>,
@@ -193,7 +193,7 @@ pub async fn version(
         .ok_or_else(|| ApiError::not_found("Prompt version", &format!("{id}@{version}")))
 }
 
-pub async fn delete(
+pub(crate) async fn delete(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,

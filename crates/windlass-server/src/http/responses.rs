@@ -21,7 +21,7 @@ use crate::state::AppState;
 
 /// The `{id}` of a path; one that is not valid UTF-8 after percent-decoding
 /// gets the OpenAI error shape like any other bad input.
-pub struct ResponseId(pub String);
+pub(crate) struct ResponseId(pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for ResponseId {
     type Rejection = ApiError;
@@ -48,7 +48,7 @@ const STOP_WAIT: Duration = Duration::from_secs(30);
 
 /// The query of `GET /v1/responses/{id}`.
 #[derive(Debug, Deserialize)]
-pub struct GetQuery {
+pub(crate) struct GetQuery {
     /// Stream the response's events instead (see `run/resume.rs`).
     #[serde(default)]
     stream: Option<bool>,
@@ -65,7 +65,7 @@ pub struct GetQuery {
 /// A stored response; a running one as it stands (this process's snapshot,
 /// or the live row of a background response running elsewhere); or, with
 /// `stream=true`, its event stream from `starting_after` on.
-pub async fn get_response(
+pub(crate) async fn get_response(
     State(app): State<AppState>,
     tenant: Tenant,
     ResponseId(id): ResponseId,
@@ -106,7 +106,7 @@ pub async fn get_response(
 
 /// `GET /v1/responses/{id}/trace`: the execution trace stored with a
 /// response (404, like an unknown response, when there is none).
-pub async fn get_trace(
+pub(crate) async fn get_trace(
     State(app): State<AppState>,
     tenant: Tenant,
     Path(id): Path<String>,
@@ -122,7 +122,7 @@ pub async fn get_trace(
 
 /// The trace as the API returns it.
 #[derive(Debug, Serialize)]
-pub struct TraceResource {
+pub(crate) struct TraceResource {
     object: &'static str,
     #[serde(flatten)]
     trace: Trace,
@@ -130,7 +130,7 @@ pub struct TraceResource {
 
 /// A running response is cancelled first and deleted once it has ended and
 /// been stored, so the delete is never lost to a save that lands after it.
-pub async fn delete_response(
+pub(crate) async fn delete_response(
     State(app): State<AppState>,
     tenant: Tenant,
     ResponseId(id): ResponseId,
@@ -162,7 +162,7 @@ pub async fn delete_response(
     }
 }
 
-pub async fn input_items(
+pub(crate) async fn input_items(
     State(app): State<AppState>,
     tenant: Tenant,
     ResponseId(id): ResponseId,
@@ -179,7 +179,7 @@ pub async fn input_items(
     Ok(Json(list_presented(page.items, page.has_more, &include)))
 }
 
-pub async fn cancel_response(
+pub(crate) async fn cancel_response(
     State(app): State<AppState>,
     tenant: Tenant,
     ResponseId(id): ResponseId,

@@ -282,9 +282,6 @@ async fn search(
         .search(tenant.as_str(), &params)
         .await
         .map_err(|e| search_error(e, &id))?;
-    res.vector_stores
-        .touch_vector_stores(tenant.as_str(), &[id], now_secs())
-        .await?;
     Ok(Json(results_page(queries, &outcome)))
 }
 
@@ -292,6 +289,7 @@ fn search_error(e: SearchError, id: &str) -> ApiError {
     match e {
         SearchError::Invalid { message, param } => ApiError::invalid(message).param(param),
         SearchError::UnknownStore => not_found(id),
+        SearchError::Expired(_) => vector_store_expired(id, "searched"),
         SearchError::Embedding(m) => ApiError::new(
             StatusCode::BAD_GATEWAY,
             "server_error",

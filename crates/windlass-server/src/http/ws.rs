@@ -51,7 +51,7 @@ const HTTP_ONLY: [&str; 3] = ["stream", "stream_options", "background"];
 /// (TCP pushes back on the client) until the queue drains.
 const MAX_QUEUED: usize = 8;
 
-pub async fn upgrade(
+pub(crate) async fn upgrade(
     State(app): State<AppState>,
     key: Option<Extension<AuthedKey>>,
     expiry: Option<Extension<TokenExpiry>>,
@@ -76,7 +76,7 @@ pub async fn upgrade(
 }
 
 /// The upgrade, or an OpenAI-shaped error for a plain `GET /v1/responses`.
-pub struct Upgrade(WebSocketUpgrade);
+pub(crate) struct Upgrade(WebSocketUpgrade);
 
 impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
     type Rejection = ApiError;

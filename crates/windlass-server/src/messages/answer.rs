@@ -24,7 +24,7 @@ pub(crate) enum Thinking {
 }
 
 impl Thinking {
-    pub fn blocks(self) -> bool {
+    pub(super) fn blocks(self) -> bool {
         self != Thinking::Hidden
     }
 }

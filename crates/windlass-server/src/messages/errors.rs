@@ -31,7 +31,7 @@ pub(crate) fn is_messages_path(path: &str) -> bool {
     path == "/v1/messages" || path.starts_with("/v1/messages/")
 }
 
-pub async fn anthropic_shape(req: Request, next: Next) -> Response {
+pub(crate) async fn anthropic_shape(req: Request, next: Next) -> Response {
     if !is_messages_path(req.uri().path()) {
         return next.run(req).await;
     }

@@ -41,7 +41,7 @@ pub(crate) struct Grammar {
 }
 
 impl Grammar {
-    pub fn new(thinking: Thinking) -> Grammar {
+    pub(super) fn new(thinking: Thinking) -> Grammar {
         Grammar {
             thinking,
             next_index: 0,
@@ -52,7 +52,7 @@ impl Grammar {
     }
 
     /// The Messages events for one engine event, in order.
-    pub fn on(&mut self, event: &EventData) -> Vec<MessageEvent> {
+    pub(super) fn on(&mut self, event: &EventData) -> Vec<MessageEvent> {
         let mut out = Vec::new();
         if self.ended {
             return out;

@@ -18,7 +18,7 @@ pub(crate) struct MessagesSink {
 }
 
 impl MessagesSink {
-    pub fn new(sse: SseSink, thinking: Thinking) -> Self {
+    pub(super) fn new(sse: SseSink, thinking: Thinking) -> Self {
         MessagesSink {
             sse,
             grammar: Grammar::new(thinking),

@@ -24,7 +24,7 @@ impl<K, H> Default for Handles<K, H> {
 }
 
 impl<K: Hash + Eq, H: Clone> Handles<K, H> {
-    pub fn get(&self, key: K, make: impl FnOnce() -> H) -> H {
+    pub(super) fn get(&self, key: K, make: impl FnOnce() -> H) -> H {
         let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(h) = map.get(&key) {
             return h.clone();

@@ -36,7 +36,7 @@ pub(crate) struct LabelCap {
 }
 
 impl LabelCap {
-    pub fn new(max: usize) -> Self {
+    pub(super) fn new(max: usize) -> Self {
         LabelCap {
             max,
             seen: Mutex::new(HashSet::new()),
@@ -44,7 +44,7 @@ impl LabelCap {
     }
 
     /// `value` if it is known or there is room for it; `other` otherwise.
-    pub fn get(&self, value: &str) -> Arc<str> {
+    pub(super) fn get(&self, value: &str) -> Arc<str> {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(v) = seen.get(value) {
             return v.clone();

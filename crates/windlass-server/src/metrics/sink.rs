@@ -21,7 +21,7 @@ pub(crate) struct ObservedSink<'s> {
 }
 
 impl<'s> ObservedSink<'s> {
-    pub fn new(
+    pub(crate) fn new(
         inner: &'s mut dyn EventSink,
         metrics: Metrics,
         model: Arc<str>,

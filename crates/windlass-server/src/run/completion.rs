@@ -33,7 +33,7 @@ pub(crate) struct Completion {
 impl Completion {
     /// For `prepared`, counted from `started`; its principal (the API key's
     /// name) is the key label.
-    pub fn of(metrics: &Metrics, prepared: &PreparedRun, started: Instant) -> Self {
+    pub(crate) fn of(metrics: &Metrics, prepared: &PreparedRun, started: Instant) -> Self {
         Completion::start(
             metrics,
             &prepared.response().model,
@@ -45,7 +45,7 @@ impl Completion {
 
     /// Runs `prepared` to its end with the metrics around `sink`, then
     /// records the end (metrics and the completion line).
-    pub async fn run(
+    pub(crate) async fn run(
         self,
         engine: &Engine,
         prepared: PreparedRun,
@@ -78,7 +78,7 @@ impl Completion {
     }
 
     /// Counts the response under `surface` (the Responses API by default).
-    pub fn set_surface(&mut self, surface: Surface) {
+    pub(crate) fn set_surface(&mut self, surface: Surface) {
         self.surface = surface;
     }
 

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 type Run<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-pub struct InPlace<T: Send + 'static> {
+pub(crate) struct InPlace<T: Send + 'static> {
     /// `None` once finished.
     run: Option<Run<T>>,
     /// The run's token, fired if it is dropped unfinished.
@@ -22,14 +22,17 @@ pub struct InPlace<T: Send + 'static> {
 }
 
 impl<T: Send + 'static> InPlace<T> {
-    pub fn new(run: impl Future<Output = T> + Send + 'static, cancel: CancellationToken) -> Self {
+    pub(crate) fn new(
+        run: impl Future<Output = T> + Send + 'static,
+        cancel: CancellationToken,
+    ) -> Self {
         InPlace {
             run: Some(Box::pin(run)),
             cancel,
         }
     }
 
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.run.is_none()
     }
 }

@@ -67,7 +67,7 @@ pub(crate) struct Launch {
 impl Launch {
     /// Registers `prepared` as running (with its log, when it keeps one);
     /// its duration counts from `started`.
-    pub fn register(
+    pub(crate) fn register(
         app: &AppState,
         prepared: PreparedRun,
         started: Instant,
@@ -106,25 +106,25 @@ impl Launch {
 
     /// Counts the response under `surface` in the metrics and the
     /// completion line (the Responses API unless a surface says otherwise).
-    pub fn surface(mut self, surface: crate::metrics::Surface) -> Launch {
+    pub(crate) fn surface(mut self, surface: crate::metrics::Surface) -> Launch {
         self.completion.set_surface(surface);
         self
     }
 
     /// The run's token: firing it (a client that left, a cancel) makes the
     /// run end `cancelled`.
-    pub fn cancel_token(&self) -> &CancellationToken {
+    pub(crate) fn cancel_token(&self) -> &CancellationToken {
         &self.cancel
     }
 
     /// The response as it starts.
-    pub fn response(&self) -> &ResponseResource {
+    pub(crate) fn response(&self) -> &ResponseResource {
         self.prepared.response()
     }
 
     /// Runs the response to its end with `sink`, then closes its log,
     /// reports its end and charges its tokens.
-    pub async fn run(self, sink: &mut dyn EventSink) -> RunOutcome {
+    pub(crate) async fn run(self, sink: &mut dyn EventSink) -> RunOutcome {
         let Launch {
             engine,
             prepared,

@@ -24,7 +24,7 @@ const STOPPED: &str = "The server running this background response stopped befor
                        already have had effects.";
 
 /// Runs until `stop` fires.
-pub async fn keep_leases(app: AppState, runs: Arc<dyn RunStore>, stop: CancellationToken) {
+pub(crate) async fn keep_leases(app: AppState, runs: Arc<dyn RunStore>, stop: CancellationToken) {
     let tick = app.background.lease / 3;
     loop {
         recover_expired(&app, &runs).await;

@@ -25,7 +25,7 @@ pub(crate) struct Warm {
 impl Warm {
     /// `req` continues this warm-up: it continues what the warm-up
     /// continued, with the warm-up's input (and listings) before its own.
-    pub fn apply(self, req: &mut CreateResponseRequest) {
+    pub(crate) fn apply(self, req: &mut CreateResponseRequest) {
         req.previous_response_id = self.previous;
         let mut input = self.input;
         input.extend(req.input.take().map(Input::into_items).unwrap_or_default());

@@ -19,7 +19,7 @@ pub const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 /// `inner`, with a `: keep-alive` chunk after each `every` without output
 /// (`None` or zero: never).
-pub fn keep_alive<S>(inner: S, every: Option<Duration>) -> KeepAlive<S> {
+pub(crate) fn keep_alive<S>(inner: S, every: Option<Duration>) -> KeepAlive<S> {
     KeepAlive {
         inner,
         timer: every.filter(|d| !d.is_zero()).map(Timer::new),

@@ -20,7 +20,7 @@ use tokio_postgres::{AsyncMessage, Client, Config, Notification};
 use tokio_postgres_rustls::MakeRustlsConnect;
 use windlass_engine::{CancelAck, CancelBus, CancelHandler, StoreError};
 
-use super::backend;
+use super::error::backend;
 
 const CANCEL: &str = "windlass_cancel";
 const ACK: &str = "windlass_cancel_ack";

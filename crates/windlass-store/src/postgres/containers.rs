@@ -13,7 +13,8 @@ use windlass_engine::{
 };
 use windlass_protocol::{Container, ContainerFile};
 
-use super::{backend, PgStore};
+use super::error::backend;
+use super::PgStore;
 use crate::container_codec::{
     container_of, enum_str, file_of, ContainerRow, FileRow, EXPIRED, RUNNING,
 };

@@ -10,7 +10,8 @@ use tokio_postgres::error::SqlState;
 use windlass_engine::{Conversation, ConversationRetention, ConversationStore, StoreError};
 use windlass_protocol::Item;
 
-use super::{backend, PgStore};
+use super::error::backend;
+use super::PgStore;
 use crate::codec::decode_item;
 use crate::conversation_codec::{decode_conversation, encode_items, encode_metadata};
 

@@ -6,7 +6,8 @@ use tokio_postgres::Row;
 use windlass_engine::{FileStore, ListRequest, Page, StoreError};
 use windlass_protocol::{FileObject, FilePurpose};
 
-use super::{backend, PgStore};
+use super::error::backend;
+use super::PgStore;
 use crate::retrieval::paging::Window;
 use crate::retrieval::records::{to_i64, to_u64};
 

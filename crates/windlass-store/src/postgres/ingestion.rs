@@ -4,7 +4,7 @@
 use deadpool_postgres::GenericClient;
 use windlass_engine::{IngestionJob, IngestionOutcome, NewChunk, StoreError};
 
-use super::backend;
+use super::error::backend;
 use crate::retrieval::records::{chunking, encode_last_error, to_i64};
 
 /// Rows per chunk insert: keeps one statement's parameters moderate.

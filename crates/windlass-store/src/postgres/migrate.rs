@@ -8,7 +8,7 @@
 use deadpool_postgres::Object;
 use windlass_engine::StoreError;
 
-use super::backend;
+use super::error::backend;
 
 /// Migrations in order; a version is its position, from 1.
 const MIGRATIONS: &[&str] = &[
@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations-pg/0009_containers.sql"),
     include_str!("../../migrations-pg/0010_prompts.sql"),
     include_str!("../../migrations-pg/0011_vector_store_description_expiry.sql"),
+    include_str!("../../migrations-pg/0012_chunk_embedding_dims.sql"),
 ];
 
 /// The advisory lock key that serializes migrations (any fixed number; this

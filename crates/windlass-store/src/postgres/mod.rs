@@ -13,6 +13,7 @@ mod cancel;
 mod containers;
 mod conversations;
 mod counters;
+mod error;
 mod files;
 mod ingestion;
 mod migrate;
@@ -21,6 +22,7 @@ mod prompts;
 mod quota;
 mod read;
 mod runs;
+mod sections;
 mod tls;
 mod vector_expiry;
 mod vector_rows;
@@ -35,13 +37,9 @@ use windlass_protocol::{Item, ResponseResource};
 
 pub use cancel::PgCancelBus;
 pub use counters::PgCounters;
+use error::backend;
 pub use quota::PgQuota;
 pub use tls::{PgSslMode, PgTlsSummary};
-
-/// Reference sections, in transcript order.
-pub(crate) const HISTORY: i16 = 0;
-pub(crate) const INPUT: i16 = 1;
-pub(crate) const OUTPUT: i16 = 2;
 
 /// Settings of the connection pool.
 #[derive(Debug, Clone)]
@@ -212,15 +210,6 @@ impl PgStore {
 /// Whether `db` names a Postgres database rather than a SQLite file.
 pub fn is_postgres_url(db: &str) -> bool {
     db.starts_with("postgres://") || db.starts_with("postgresql://")
-}
-
-/// Database failures are backend failures; the server's own message is the
-/// useful part.
-pub(crate) fn backend(e: tokio_postgres::Error) -> StoreError {
-    match e.as_db_error() {
-        Some(db) => StoreError::Backend(format!("postgres: {}", db.message())),
-        None => StoreError::Backend(format!("postgres: {e}")),
-    }
 }
 
 #[async_trait::async_trait]

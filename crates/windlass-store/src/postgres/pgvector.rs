@@ -9,7 +9,7 @@
 use deadpool_postgres::Object;
 use windlass_engine::StoreError;
 
-use super::backend;
+use super::error::backend;
 
 const SCHEMA_OF: &str = "SELECT n.nspname FROM pg_extension e \
      JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'";

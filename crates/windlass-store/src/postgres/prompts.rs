@@ -8,7 +8,8 @@ use tokio_postgres::Row;
 use windlass_engine::{PromptStore, StoreError};
 use windlass_protocol::{Prompt, PromptTemplate, PromptVersion};
 
-use super::{backend, PgStore};
+use super::error::backend;
+use super::PgStore;
 use crate::conversation_codec::encode_metadata;
 use crate::prompt_codec::{
     decode_prompt, decode_version, encode_template, version_number, PromptRow,

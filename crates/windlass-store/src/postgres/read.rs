@@ -7,7 +7,8 @@ use tokio_postgres::IsolationLevel;
 use windlass_engine::{ItemPage, PageRequest, SortOrder, StoreError, Trace};
 use windlass_protocol::{Item, ResponseResource};
 
-use super::{backend, INPUT, OUTPUT};
+use super::error::backend;
+use super::sections::{INPUT, OUTPUT};
 use crate::codec::{decode_item, decode_resource};
 
 /// The resource and its output items in one row (same snapshot).

@@ -7,7 +7,8 @@ use tokio_postgres::Row;
 use windlass_engine::{LiveRecord, LiveRun, RunStore, StoreError, StoredEvent, UnixMillis};
 use windlass_protocol::ResponseResource;
 
-use super::{backend, PgStore};
+use super::error::backend;
+use super::PgStore;
 
 fn millis(t: UnixMillis) -> i64 {
     i64::try_from(t).unwrap_or(i64::MAX)

@@ -5,7 +5,7 @@
 use deadpool_postgres::GenericClient;
 use windlass_engine::{ExpiredVectorStore, StoreError};
 
-use super::backend;
+use super::error::backend;
 use crate::retrieval::records::to_i64;
 
 /// True when the store is marked expired, or its policy has run out at

@@ -6,7 +6,7 @@ use tokio_postgres::Row;
 use windlass_engine::StoreError;
 use windlass_protocol::{VectorStore, VectorStoreFile, VectorStoreFileBatch};
 
-use super::backend;
+use super::error::backend;
 use crate::retrieval::records::{batch_object, FileRow, StatusCounts, StoreRow};
 
 pub(super) const STORE_COLUMNS: &str =

@@ -2,39 +2,52 @@
 //! and cosine similarity, in the database with pgvector or in the gateway
 //! over streamed `real[]` rows without it, fused (`retrieval::search`).
 
-use deadpool_postgres::GenericClient;
+use deadpool_postgres::{GenericClient, Object};
 use futures::{pin_mut, TryStreamExt};
-use windlass_engine::{ChunkQuery, SearchOutcome, StoreError};
+use tokio_postgres::IsolationLevel;
+use windlass_engine::{ChunkQuery, Searched, StoreError};
 
-use super::backend;
+use super::error::backend;
 use super::pgvector::quote;
 use crate::retrieval::fuse::CANDIDATES;
-use crate::retrieval::records::decode_attributes;
-use crate::retrieval::search::{ChunkRow, Plan, Reachable};
+use crate::retrieval::records::{decode_attributes, to_i64};
+use crate::retrieval::search::{refusal, ChunkRow, Plan, Reachable};
 use crate::retrieval::terms::tsquery;
 use crate::retrieval::vectors::{cosine, TopK};
 
 const CANDIDATES_I64: i64 = CANDIDATES as i64;
 
+/// One read-only REPEATABLE READ transaction: the stores' gate and the
+/// chunks searched are of the same snapshot (a sweep cannot fall between).
 pub(super) async fn search(
+    conn: &mut Object,
+    pgvector: Option<&str>,
+    tenant: &str,
+    query: &ChunkQuery,
+) -> Result<Searched, StoreError> {
+    let tx = conn
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await
+        .map_err(backend)?;
+    let found = search_in(&tx, pgvector, tenant, query).await?;
+    tx.commit().await.map_err(backend)?;
+    Ok(found)
+}
+
+async fn search_in(
     conn: &impl GenericClient,
     pgvector: Option<&str>,
     tenant: &str,
     query: &ChunkQuery,
-) -> Result<Option<SearchOutcome>, StoreError> {
+) -> Result<Searched, StoreError> {
     let mut ids = query.vector_store_ids.clone();
     ids.sort();
     ids.dedup();
-    let known: i64 = conn
-        .query_one(
-            "SELECT COUNT(*) FROM vector_stores WHERE tenant = $1 AND id = ANY($2)",
-            &[&tenant, &ids],
-        )
-        .await
-        .map_err(backend)?
-        .get(0);
-    if usize::try_from(known).ok() != Some(ids.len()) {
-        return Ok(None);
+    if let Some(refused) = gate(conn, tenant, &ids, query.now).await? {
+        return Ok(refused);
     }
     let plan = Plan::new(query, reachable(conn, tenant, &ids).await?);
     let keyword = keyword_ranking(conn, &plan).await?;
@@ -47,7 +60,28 @@ pub(super) async fn search(
     };
     let fused = plan.fuse(query, &keyword, vector.as_deref());
     let rows = chunk_rows(conn, &fused).await?;
-    Ok(Some(plan.outcome(&fused, rows, vector.is_some())))
+    Ok(Searched::Done(plan.outcome(&fused, rows, vector.is_some())))
+}
+
+/// Why the search may not run: a store that is not the tenant's, or one
+/// expired at `now` (marked by the sweep or past its policy).
+async fn gate(
+    conn: &impl GenericClient,
+    tenant: &str,
+    ids: &[String],
+    now: u64,
+) -> Result<Option<Searched>, StoreError> {
+    let rows = conn
+        .query(
+            "SELECT id, expired_at IS NOT NULL OR (expires_after_days IS NOT NULL \
+                 AND last_active_at + expires_after_days * 86400 <= $3) \
+             FROM vector_stores WHERE tenant = $1 AND id = ANY($2) ORDER BY id",
+            &[&tenant, &ids, &to_i64(now)],
+        )
+        .await
+        .map_err(backend)?;
+    let found = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    Ok(refusal(found, ids.len()))
 }
 
 async fn reachable(
@@ -102,6 +136,13 @@ async fn keyword_ranking(conn: &impl GenericClient, plan: &Plan) -> Result<Vec<i
 /// pgvector's cosine distance over the native column, for the chunks of
 /// the query's dimensions (pgvector refuses to compare vectors of
 /// different sizes).
+///
+/// Each embedding lives out of line (TOAST), and every mention of it in
+/// the query fetches it again: the size is read from `embedding_dims`
+/// (migration 12), not from the vector, and the fenced subquery (`OFFSET
+/// 0`) computes the distance once per chunk, where the planner would
+/// otherwise repeat it in the filter and the sort key. That is one fetch
+/// per chunk instead of six (BENCHMARKS.md, "Retrieval, round 3").
 async fn in_database(
     conn: &impl GenericClient,
     schema: &str,
@@ -109,16 +150,14 @@ async fn in_database(
     query: &[f32],
 ) -> Result<Vec<i64>, StoreError> {
     let s = quote(schema);
-    // CASE: the comparison runs only on rows of the right size (a WHERE
-    // beside it may be evaluated after it).
     let sql = format!(
         "WITH q AS MATERIALIZED (SELECT $1::real[]::{s}.vector AS v) \
          SELECT id FROM ( \
-             SELECT c.id, CASE WHEN {s}.vector_dims(c.embedding_v) = $3 \
-                 THEN c.embedding_v OPERATOR({s}.<=>) q.v END AS d \
+             SELECT c.id, c.embedding_v OPERATOR({s}.<=>) q.v AS d \
              FROM vector_store_chunks c, q \
-             WHERE c.attachment = ANY($2) AND c.embedding_v IS NOT NULL \
-         ) x WHERE d IS NOT NULL AND d <> 'NaN'::float8 ORDER BY d, id LIMIT $4"
+             WHERE c.attachment = ANY($2) AND c.embedding_dims = $3 \
+             AND c.embedding_v IS NOT NULL OFFSET 0 \
+         ) x WHERE d <> 'NaN'::float8 ORDER BY d, id LIMIT $4"
     );
     let dims = i32::try_from(query.len()).unwrap_or(i32::MAX);
     let rows = conn
@@ -138,7 +177,7 @@ async fn in_gateway(
     let rows = conn
         .query_raw(
             "SELECT id, embedding FROM vector_store_chunks \
-             WHERE attachment = ANY($1) AND cardinality(embedding) = $2",
+             WHERE attachment = ANY($1) AND embedding_dims = $2",
             [
                 &attachments as &(dyn tokio_postgres::types::ToSql + Sync),
                 &dims,

@@ -5,17 +5,18 @@
 use deadpool_postgres::GenericClient;
 use windlass_engine::{
     Attached, ChunkQuery, ExpiredVectorStore, FileFilter, IngestionJob, IngestionOutcome,
-    ListRequest, NewAttachment, NewBatch, NewVectorStore, Page, SearchOutcome, StoreError,
+    ListRequest, NewAttachment, NewBatch, NewVectorStore, Page, Searched, StoreError,
     VectorStoreStore, VectorStoreUpdate,
 };
 use windlass_protocol::{Attributes, VectorStore, VectorStoreFile, VectorStoreFileBatch};
 
+use super::error::backend;
 use super::files::{cursor, file_seq};
 use super::vector_rows::{
     attachment_seq, complete, file_row, get_batch, get_file, get_store, store_row, store_seq,
     FILE_COLUMNS, STORE_COLUMNS,
 };
-use super::{backend, PgStore};
+use super::PgStore;
 use crate::retrieval::paging::Window;
 use crate::retrieval::records::{encode_attributes, encode_metadata, to_i64};
 
@@ -541,12 +542,13 @@ impl VectorStoreStore for PgStore {
         super::vector_expiry::expire(&mut self.conn().await?, now).await
     }
 
-    async fn search(
-        &self,
-        tenant: &str,
-        query: &ChunkQuery,
-    ) -> Result<Option<SearchOutcome>, StoreError> {
-        super::vector_search::search(&self.conn().await?, self.vector.as_deref(), tenant, query)
-            .await
+    async fn search(&self, tenant: &str, query: &ChunkQuery) -> Result<Searched, StoreError> {
+        super::vector_search::search(
+            &mut self.conn().await?,
+            self.vector.as_deref(),
+            tenant,
+            query,
+        )
+        .await
     }
 }

@@ -4,7 +4,8 @@ use deadpool_postgres::{ClientWrapper, Object};
 use tokio_postgres::error::SqlState;
 use windlass_engine::{NewResponse, StoreError};
 
-use super::{backend, HISTORY, INPUT, OUTPUT};
+use super::error::backend;
+use super::sections::{HISTORY, INPUT, OUTPUT};
 use crate::codec::{encode_item, encode_resource};
 
 /// The save: ONE statement, so one round trip and atomic on its own.

@@ -4,11 +4,25 @@
 
 use std::collections::HashMap;
 
-use windlass_engine::{ChunkHit, ChunkQuery, SearchOutcome};
+use windlass_engine::{ChunkHit, ChunkQuery, SearchOutcome, Searched};
 use windlass_protocol::{Attributes, SearchMode};
 
 use super::fuse::{fuse, weights};
 use super::terms::terms;
+
+/// Why a search may not run, from the queried stores the tenant has (id,
+/// expired) sorted by id: unknown when fewer than the `wanted` distinct ids
+/// were found (another tenant's store is not found), else the first
+/// expired one. `None`: search.
+pub(crate) fn refusal(found: Vec<(String, bool)>, wanted: usize) -> Option<Searched> {
+    if found.len() != wanted {
+        return Some(Searched::UnknownStore);
+    }
+    found
+        .into_iter()
+        .find(|(_, expired)| *expired)
+        .map(|(id, _)| Searched::Expired(id))
+}
 
 /// A completed attachment a search may reach.
 #[derive(Debug, Clone)]

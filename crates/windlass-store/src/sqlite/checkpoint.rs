@@ -195,7 +195,7 @@ async fn checkpoint(conn: Connection, checker: &mut Checker) -> Option<Connectio
             truncate(&conn, wal);
         }
         tracing::debug!(
-            target: super::save_thread::SAVE_TIMING_TARGET,
+            target: super::observe::SAVE_TIMING_TARGET,
             checkpoint_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             wal_frames = frames.0,
             copied_frames = frames.1,

@@ -22,7 +22,7 @@ use tokio::sync::{Mutex, MutexGuard};
 use windlass_engine::StoreError;
 
 use super::checkpoint::Checkpointer;
-use super::write::SAVE_TRIGGER;
+use super::save_sql::SAVE_TRIGGER;
 use crate::codec::backend;
 
 /// The writer connection.

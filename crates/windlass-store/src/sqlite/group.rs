@@ -9,7 +9,7 @@
 use rusqlite::{params, Connection};
 use windlass_engine::StoreError;
 
-use super::write::SAVE;
+use super::save_sql::SAVE;
 use crate::codec::{backend, is_unique_violation};
 
 /// One save, encoded, ready for the writer.

@@ -35,6 +35,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         11,
         include_str!("../../migrations/0011_vector_store_description_expiry.sql"),
     ),
+    (
+        12,
+        include_str!("../../migrations/0012_chunk_embedding_dims.sql"),
+    ),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

@@ -14,11 +14,14 @@ mod files;
 mod group;
 mod ingestion;
 mod migrate;
+mod observe;
 mod prompts;
 mod prune;
 mod read;
 mod runs;
+mod save_sql;
 mod save_thread;
+mod sections;
 mod trace;
 mod vector_expiry;
 mod vector_rows;
@@ -37,14 +40,9 @@ use windlass_protocol::{Item, ResponseResource};
 
 use self::checkpoint::{Checkpointer, WalBound};
 use self::conn::{ReaderPool, Readers, Writer};
-use self::save_thread::SaveThread;
-pub use self::save_thread::{SAVE_THREAD_NAME, SAVE_TIMING_TARGET};
+pub use self::observe::{SAVE_THREAD_NAME, SAVE_TIMING_TARGET};
+use self::save_thread::Saves;
 use crate::codec::backend;
-
-/// Reference sections, in transcript order.
-pub(crate) const HISTORY: i64 = 0;
-pub(crate) const INPUT: i64 = 1;
-pub(crate) const OUTPUT: i64 = 2;
 
 /// Read connections of a file database. Reads are short (a context load is
 /// one query) and hold a connection only while SQLite runs, so a few
@@ -217,24 +215,6 @@ impl SqliteStore {
     pub async fn close(&self) {
         self.readers.close().await;
         self.writer.lock().await.close().await;
-    }
-}
-
-/// How saves reach the writer connection.
-#[derive(Debug, Clone)]
-enum Saves {
-    /// One commit per save, each on a blocking-pool thread.
-    PerSave,
-    /// Group commit on the save thread (`save_thread.rs`).
-    Thread(Arc<SaveThread>),
-}
-
-impl Saves {
-    fn start(group_commit: bool, writer: &Arc<Mutex<Writer>>) -> Result<Saves, StoreError> {
-        Ok(match group_commit {
-            false => Saves::PerSave,
-            true => Saves::Thread(Arc::new(SaveThread::start(writer.clone())?)),
-        })
     }
 }
 

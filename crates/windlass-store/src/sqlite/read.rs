@@ -8,7 +8,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row, Rows};
 use windlass_engine::{ItemPage, PageRequest, SortOrder, StoreError};
 use windlass_protocol::{Item, ResponseResource};
 
-use super::{INPUT, OUTPUT};
+use super::sections::{INPUT, OUTPUT};
 use crate::codec::{backend, decode_item, decode_resource};
 
 /// The resource with its output items put back.

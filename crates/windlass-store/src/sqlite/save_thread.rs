@@ -28,15 +28,7 @@ use windlass_engine::StoreError;
 
 use super::conn::Writer;
 use super::group::{clone_err, commit, SaveRow};
-
-/// Name of the thread (at most 15 bytes are kept by Linux).
-pub const SAVE_THREAD_NAME: &str = "windlass-sqlite";
-
-/// Target of the debug-level event each group emits with its timings (how
-/// long its oldest save queued, how long the commit took, whether the commit
-/// started the WAL over). Off unless a subscriber enables it; the bench
-/// harness collects them to show where slow saves spend their time.
-pub const SAVE_TIMING_TARGET: &str = "windlass_store::save_timing";
+use super::observe::{SAVE_THREAD_NAME, SAVE_TIMING_TARGET};
 
 type Done = oneshot::Sender<Result<(), StoreError>>;
 
@@ -153,5 +145,26 @@ impl Sched {
 
     fn runq_since(&self, earlier: &Sched) -> u64 {
         self.runq_ns.saturating_sub(earlier.runq_ns) / 1000
+    }
+}
+
+/// How saves reach the writer connection.
+#[derive(Debug, Clone)]
+pub(super) enum Saves {
+    /// One commit per save, each on a blocking-pool thread.
+    PerSave,
+    /// Group commit on the save thread ([`SaveThread`]).
+    Thread(Arc<SaveThread>),
+}
+
+impl Saves {
+    pub(super) fn start(
+        group_commit: bool,
+        writer: &Arc<Mutex<Writer>>,
+    ) -> Result<Saves, StoreError> {
+        Ok(match group_commit {
+            false => Saves::PerSave,
+            true => Saves::Thread(Arc::new(SaveThread::start(writer.clone())?)),
+        })
     }
 }

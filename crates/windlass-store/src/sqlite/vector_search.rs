@@ -2,12 +2,12 @@
 //! f32 blobs of the reachable chunks, fused (`retrieval::search`).
 
 use rusqlite::{params, Connection};
-use windlass_engine::{ChunkQuery, SearchOutcome, StoreError};
+use windlass_engine::{ChunkQuery, Searched, StoreError};
 
 use crate::codec::backend;
 use crate::retrieval::fuse::CANDIDATES;
-use crate::retrieval::records::decode_attributes;
-use crate::retrieval::search::{ChunkRow, Plan, Reachable};
+use crate::retrieval::records::{decode_attributes, to_i64};
+use crate::retrieval::search::{refusal, ChunkRow, Plan, Reachable};
 use crate::retrieval::terms::fts5_query;
 use crate::retrieval::vectors::{cosine, from_blob, TopK};
 
@@ -15,24 +15,32 @@ fn json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(|e| StoreError::Backend(e.to_string()))
 }
 
+/// One read transaction: the stores' gate and the chunks searched are of
+/// the same moment (a sweep cannot fall between them). A connection
+/// already in a transaction (the writer an in-memory database shares) is
+/// consistent as it is.
 pub(super) fn search(
     conn: &Connection,
     tenant: &str,
     query: &ChunkQuery,
-) -> Result<Option<SearchOutcome>, StoreError> {
+) -> Result<Searched, StoreError> {
+    if !conn.is_autocommit() {
+        return search_in(conn, tenant, query);
+    }
+    let tx = conn.unchecked_transaction().map_err(backend)?;
+    let found = search_in(&tx, tenant, query);
+    // Read only: ending it either way changes nothing.
+    tx.rollback().map_err(backend)?;
+    found
+}
+
+fn search_in(conn: &Connection, tenant: &str, query: &ChunkQuery) -> Result<Searched, StoreError> {
     let mut ids = query.vector_store_ids.clone();
     ids.sort();
     ids.dedup();
     let stores = json(&ids)?;
-    let known: i64 = conn
-        .prepare_cached(
-            "SELECT COUNT(*) FROM vector_stores \
-             WHERE tenant = ?1 AND id IN (SELECT value FROM json_each(?2))",
-        )
-        .and_then(|mut s| s.query_row(params![tenant, stores], |r| r.get(0)))
-        .map_err(backend)?;
-    if usize::try_from(known).ok() != Some(ids.len()) {
-        return Ok(None);
+    if let Some(refused) = gate(conn, tenant, &stores, ids.len(), query.now)? {
+        return Ok(refused);
     }
     let plan = Plan::new(query, reachable(conn, tenant, &stores)?);
     let keyword = keyword_ranking(conn, &plan)?;
@@ -44,7 +52,33 @@ pub(super) fn search(
     };
     let fused = plan.fuse(query, &keyword, vector.as_deref());
     let rows = chunk_rows(conn, &fused)?;
-    Ok(Some(plan.outcome(&fused, rows, vector.is_some())))
+    Ok(Searched::Done(plan.outcome(&fused, rows, vector.is_some())))
+}
+
+/// Why the search may not run: a store that is not the tenant's, or one
+/// expired at `now` (marked by the sweep or past its policy).
+fn gate(
+    conn: &Connection,
+    tenant: &str,
+    stores: &str,
+    wanted: usize,
+    now: u64,
+) -> Result<Option<Searched>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id, expired_at IS NOT NULL OR (expires_after_days IS NOT NULL \
+                 AND last_active_at + expires_after_days * 86400 <= ?3) \
+             FROM vector_stores \
+             WHERE tenant = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id",
+        )
+        .map_err(backend)?;
+    let found = stmt
+        .query_map(params![tenant, stores, to_i64(now)], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?))
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(backend)?;
+    Ok(refusal(found, wanted))
 }
 
 /// The completed attachments of the stores (a JSON array of ids).

@@ -4,7 +4,7 @@
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use windlass_engine::{
     Attached, ChunkQuery, ExpiredVectorStore, FileFilter, IngestionJob, IngestionOutcome,
-    ListRequest, NewAttachment, NewBatch, NewVectorStore, Page, SearchOutcome, StoreError,
+    ListRequest, NewAttachment, NewBatch, NewVectorStore, Page, Searched, StoreError,
     VectorStoreStore, VectorStoreUpdate,
 };
 use windlass_protocol::{Attributes, VectorStore, VectorStoreFile, VectorStoreFileBatch};
@@ -600,11 +600,7 @@ impl VectorStoreStore for SqliteStore {
         .await
     }
 
-    async fn search(
-        &self,
-        tenant: &str,
-        query: &ChunkQuery,
-    ) -> Result<Option<SearchOutcome>, StoreError> {
+    async fn search(&self, tenant: &str, query: &ChunkQuery) -> Result<Searched, StoreError> {
         let mut conn = self.readers.acquire(&self.writer).await?;
         super::vector_search::search(conn.conn()?, tenant, query)
     }

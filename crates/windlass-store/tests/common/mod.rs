@@ -10,12 +10,12 @@ use serde_json::{json, Value};
 use windlass_engine::{NewResponse, ResponseStore, DEFAULT_TENANT};
 
 /// The tenant the single-tenant tests store under.
-pub const T: &str = DEFAULT_TENANT;
+pub(crate) const T: &str = DEFAULT_TENANT;
 use windlass_protocol::{Item, ResponseResource};
 
 /// A completed resource with every field set to something non-default, so a
 /// lossy round trip shows up as an inequality.
-pub fn resource(id: &str, previous: Option<&str>, output: Vec<Item>) -> ResponseResource {
+pub(crate) fn resource(id: &str, previous: Option<&str>, output: Vec<Item>) -> ResponseResource {
     let value = json!({
         "id": id, "object": "response", "created_at": 1_700_000_000u64,
         "completed_at": 1_700_000_002u64, "status": "completed",
@@ -41,23 +41,23 @@ pub fn resource(id: &str, previous: Option<&str>, output: Vec<Item>) -> Response
     resource
 }
 
-pub fn item(value: Value) -> Item {
+pub(crate) fn item(value: Value) -> Item {
     serde_json::from_value(value).expect("valid item")
 }
 
-pub fn user(id: &str, text: &str) -> Item {
+pub(crate) fn user(id: &str, text: &str) -> Item {
     item(json!({"type": "message", "id": id, "role": "user",
                 "content": [{"type": "input_text", "text": text}]}))
 }
 
-pub fn assistant(id: &str, text: &str) -> Item {
+pub(crate) fn assistant(id: &str, text: &str) -> Item {
     item(
         json!({"type": "message", "id": id, "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": text, "annotations": []}]}),
     )
 }
 
-pub fn call(id: &str, call_id: &str) -> Item {
+pub(crate) fn call(id: &str, call_id: &str) -> Item {
     item(
         json!({"type": "function_call", "id": id, "call_id": call_id,
                 "name": "lookup", "arguments": "{\"q\":1}", "status": "completed"}),
@@ -65,7 +65,7 @@ pub fn call(id: &str, call_id: &str) -> Item {
 }
 
 /// A type this protocol version does not know: kept as raw JSON.
-pub fn unknown(id: &str) -> Item {
+pub(crate) fn unknown(id: &str) -> Item {
     item(
         json!({"type": "tool_search_call", "id": id, "status": "completed",
                 "arguments": {"query": "rust"}}),
@@ -73,12 +73,12 @@ pub fn unknown(id: &str) -> Item {
 }
 
 /// The public ids of some items, for readable order assertions.
-pub fn ids(items: &[Item]) -> Vec<&str> {
+pub(crate) fn ids(items: &[Item]) -> Vec<&str> {
     items.iter().map(|i| i.id().unwrap_or("<none>")).collect()
 }
 
 /// One request/response pair of a conversation.
-pub struct Turn {
+pub(crate) struct Turn {
     pub resource: ResponseResource,
     pub input: Vec<Item>,
 }
@@ -86,7 +86,7 @@ pub struct Turn {
 impl Turn {
     /// A turn with `inputs` user messages and `outputs` output items
     /// (alternating calls and assistant messages), ids prefixed by `id`.
-    pub fn new(id: &str, previous: Option<&str>, inputs: usize, outputs: usize) -> Turn {
+    pub(crate) fn new(id: &str, previous: Option<&str>, inputs: usize, outputs: usize) -> Turn {
         let input = (0..inputs)
             .map(|k| user(&format!("{id}_in{k}"), &format!("question {k} of {id}")))
             .collect();
@@ -102,15 +102,15 @@ impl Turn {
         }
     }
 
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.resource.id
     }
 
-    pub async fn save(&self, store: &dyn ResponseStore) {
+    pub(crate) async fn save(&self, store: &dyn ResponseStore) {
         self.save_as(store, T).await;
     }
 
-    pub async fn save_as(&self, store: &dyn ResponseStore, tenant: &str) {
+    pub(crate) async fn save_as(&self, store: &dyn ResponseStore, tenant: &str) {
         store
             .save(NewResponse {
                 tenant,
@@ -124,7 +124,7 @@ impl Turn {
 }
 
 /// The transcript the given turns form: each turn's input then its output.
-pub fn transcript(turns: &[&Turn]) -> Vec<Item> {
+pub(crate) fn transcript(turns: &[&Turn]) -> Vec<Item> {
     turns
         .iter()
         .flat_map(|t| t.input.iter().chain(&t.resource.output))
@@ -133,12 +133,12 @@ pub fn transcript(turns: &[&Turn]) -> Vec<Item> {
 }
 
 /// A database file path in the temp dir, removed (with its WAL files) on drop.
-pub struct TempDb {
+pub(crate) struct TempDb {
     pub path: String,
 }
 
 impl TempDb {
-    pub fn new() -> TempDb {
+    pub(crate) fn new() -> TempDb {
         static SEQ: AtomicUsize = AtomicUsize::new(0);
         let name = format!(
             "windlass-store-test-{}-{}.db",
@@ -169,7 +169,7 @@ impl Drop for TempDb {
 /// `scripts/postgres.sh` sets), as a URL whose connections use it. `None`
 /// (the test is skipped, and says so) when the variable is unset.
 #[cfg(feature = "postgres")]
-pub async fn pg_schema_url() -> Option<String> {
+pub(crate) async fn pg_schema_url() -> Option<String> {
     static SEQ: AtomicUsize = AtomicUsize::new(0);
     let Ok(base) = std::env::var("WINDLASS_TEST_PG") else {
         eprintln!("WINDLASS_TEST_PG is not set: skipping (scripts/postgres.sh sets it)");

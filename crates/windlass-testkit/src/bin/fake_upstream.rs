@@ -11,6 +11,9 @@
 //! completion check on; `--anthropic` makes it speak the Anthropic Messages
 //! wire to the upstream (chat completions otherwise).
 
+// A test fixture's binary: it panics with the reason when it cannot start.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 
 use windlass_engine::{ClientToolsStatus, EngineConfig};

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use windlass_testkit::FakeUpstream;
 
 /// A chat-completions request body.
-pub fn chat_body(stream: bool, include_usage: bool) -> Value {
+pub(crate) fn chat_body(stream: bool, include_usage: bool) -> Value {
     let mut body = json!({
         "model": "test-model",
         "messages": [{"role": "user", "content": "Hello, who are you?"}],
@@ -24,11 +24,11 @@ pub fn chat_body(stream: bool, include_usage: bool) -> Value {
 }
 
 /// POSTs `body` to the upstream's chat-completions endpoint.
-pub async fn post(upstream: &FakeUpstream, body: &Value) -> reqwest::Response {
+pub(crate) async fn post(upstream: &FakeUpstream, body: &Value) -> reqwest::Response {
     post_with(&reqwest::Client::new(), upstream, body).await
 }
 
-pub async fn post_with(
+pub(crate) async fn post_with(
     client: &reqwest::Client,
     upstream: &FakeUpstream,
     body: &Value,
@@ -43,7 +43,7 @@ pub async fn post_with(
 
 /// What a client saw of a streamed body.
 #[derive(Debug, Default)]
-pub struct Streamed {
+pub(crate) struct Streamed {
     /// Raw body text received.
     pub raw: String,
     /// The body ended with a transport error (cut connection).
@@ -54,7 +54,7 @@ pub struct Streamed {
 
 impl Streamed {
     /// Payloads of the complete `data:` events, `[DONE]` included.
-    pub fn data(&self) -> Vec<&str> {
+    pub(crate) fn data(&self) -> Vec<&str> {
         let complete = match self.raw.rfind("\n\n") {
             Some(i) => &self.raw[..i + 2],
             None => "",
@@ -70,7 +70,7 @@ impl Streamed {
     }
 
     /// JSON chunks (everything but `[DONE]`).
-    pub fn chunks(&self) -> Vec<Value> {
+    pub(crate) fn chunks(&self) -> Vec<Value> {
         self.data()
             .into_iter()
             .filter(|d| *d != "[DONE]")
@@ -78,13 +78,13 @@ impl Streamed {
             .collect()
     }
 
-    pub fn ends_with_done(&self) -> bool {
+    pub(crate) fn ends_with_done(&self) -> bool {
         self.raw.ends_with("data: [DONE]\n\n")
     }
 }
 
 /// Reads a streamed body until it ends, errors, or `limit` elapses.
-pub async fn read_stream(resp: reqwest::Response, limit: Duration) -> Streamed {
+pub(crate) async fn read_stream(resp: reqwest::Response, limit: Duration) -> Streamed {
     let mut out = Streamed::default();
     let mut body = resp.bytes_stream();
     let deadline = tokio::time::Instant::now() + limit;
@@ -106,7 +106,7 @@ pub async fn read_stream(resp: reqwest::Response, limit: Duration) -> Streamed {
 }
 
 /// Concatenated `delta.<field>` strings of all chunks.
-pub fn joined_delta(chunks: &[Value], field: &str) -> String {
+pub(crate) fn joined_delta(chunks: &[Value], field: &str) -> String {
     chunks
         .iter()
         .filter_map(|c| c["choices"].get(0))

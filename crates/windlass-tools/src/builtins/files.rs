@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 /// The directories file tools may use, canonical.
 #[derive(Debug, Clone)]
-pub struct Roots {
+pub(crate) struct Roots {
     /// Relative paths start here (the first root).
     pub base: PathBuf,
     pub all: Vec<PathBuf>,
@@ -20,7 +20,7 @@ impl Roots {
     /// Resolves `path` for use. `exists`: the path must exist (reads, edits,
     /// listings); otherwise its nearest existing ancestor must be inside a
     /// root and the rest is created by the caller.
-    pub fn resolve(&self, path: &str, exists: bool) -> Result<PathBuf, String> {
+    pub(crate) fn resolve(&self, path: &str, exists: bool) -> Result<PathBuf, String> {
         if path.is_empty() {
             return Err("path is empty".to_owned());
         }
@@ -78,7 +78,7 @@ impl Roots {
 
     /// How a path is shown back to the model: relative to the work
     /// directory when inside it.
-    pub fn show(&self, real: &Path) -> String {
+    pub(crate) fn show(&self, real: &Path) -> String {
         real.strip_prefix(&self.base)
             .map(|p| {
                 if p.as_os_str().is_empty() {
@@ -151,7 +151,11 @@ struct EditArgs {
     new_string: String,
 }
 
-pub async fn read_file(roots: &Roots, max_bytes: u64, arguments: &str) -> Result<String, String> {
+pub(crate) async fn read_file(
+    roots: &Roots,
+    max_bytes: u64,
+    arguments: &str,
+) -> Result<String, String> {
     let args: PathArgs = parse(arguments)?;
     let real = roots.resolve(&args.path, true)?;
     let meta = tokio::fs::metadata(&real)
@@ -175,7 +179,7 @@ pub async fn read_file(roots: &Roots, max_bytes: u64, arguments: &str) -> Result
     Ok(text)
 }
 
-pub async fn write_file(roots: &Roots, arguments: &str) -> Result<String, String> {
+pub(crate) async fn write_file(roots: &Roots, arguments: &str) -> Result<String, String> {
     let args: WriteArgs = parse(arguments)?;
     let real = roots.resolve(&args.path, false)?;
     if real.is_dir() {
@@ -197,7 +201,7 @@ pub async fn write_file(roots: &Roots, arguments: &str) -> Result<String, String
     ))
 }
 
-pub async fn edit_file(roots: &Roots, arguments: &str) -> Result<String, String> {
+pub(crate) async fn edit_file(roots: &Roots, arguments: &str) -> Result<String, String> {
     let args: EditArgs = parse(arguments)?;
     if args.old_string.is_empty() {
         return Err("old_string is empty; give the exact text to replace".to_owned());
@@ -228,7 +232,7 @@ pub async fn edit_file(roots: &Roots, arguments: &str) -> Result<String, String>
 /// Entries listed at most.
 const MAX_ENTRIES: usize = 1000;
 
-pub async fn list_dir(roots: &Roots, arguments: &str) -> Result<String, String> {
+pub(crate) async fn list_dir(roots: &Roots, arguments: &str) -> Result<String, String> {
     let args: ListArgs = parse(arguments)?;
     let path = args.path.unwrap_or_else(|| ".".to_owned());
     let real = roots.resolve(&path, true)?;

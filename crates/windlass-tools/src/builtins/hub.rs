@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use windlass_engine::{McpError, McpHub, McpServerRef, ToolResult};
 use windlass_protocol::{McpApprovalMode, McpRequireApproval, McpToolInfo};
 
-use super::{Builtins, BUILTIN_LABEL};
+use super::toolset::{Builtins, BUILTIN_LABEL};
 
 pub struct WithBuiltins {
     builtins: Arc<Builtins>,

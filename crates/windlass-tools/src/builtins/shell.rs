@@ -18,7 +18,7 @@ use crate::sandbox::{self, Ending, Mount, Sandbox, SandboxLimits};
 
 /// The shell tool, with its sandbox state decided at start.
 #[derive(Debug, Clone)]
-pub struct Shell {
+pub(super) struct Shell {
     config: ShellConfig,
     work_dir: PathBuf,
     sandbox: Sandbox,
@@ -50,7 +50,7 @@ impl ShellConfig {
 
 impl Shell {
     /// Probes the sandbox by running `true` in it.
-    pub async fn start(config: ShellConfig, work_dir: PathBuf) -> Shell {
+    pub(super) async fn start(config: ShellConfig, work_dir: PathBuf) -> Shell {
         let sandbox = Sandbox::start(config.limits(), &work_dir).await;
         match sandbox.unavailable() {
             None => tracing::info!(sandbox = ?config.sandbox, "shell tool ready"),
@@ -64,12 +64,12 @@ impl Shell {
     }
 
     /// Why the tool cannot run, if it cannot.
-    pub fn unavailable(&self) -> Option<&str> {
+    pub(super) fn unavailable(&self) -> Option<&str> {
         self.sandbox.unavailable()
     }
 
     /// Runs one call. Ok: the text for the model and whether it failed.
-    pub async fn run(
+    pub(super) async fn run(
         &self,
         arguments: &str,
         cancel: &CancellationToken,

@@ -19,7 +19,7 @@ use windlass_engine::{
 };
 use windlass_protocol::ToolOutput;
 
-use super::{Builtins, BUILTIN_LABEL};
+use super::toolset::{Builtins, BUILTIN_LABEL};
 
 /// The MCP server handler over the enabled built-ins.
 pub struct StdioServer {

@@ -16,7 +16,7 @@ use serde_json::Value;
 use windlass_engine::{mcp_tool_name, McpHub, McpServerRef, ToolResult};
 use windlass_protocol::{McpToolInfo, ToolOutput};
 
-use super::{CallOutcome, GateVerdict, GatewayCall, McpCaller, McpGate};
+use super::gate::{CallOutcome, GateVerdict, GatewayCall, McpCaller, McpGate};
 
 /// What every session of the endpoint shares.
 struct Shared {

@@ -8,7 +8,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use super::GatewayMcpServer;
+use super::handler::GatewayMcpServer;
 
 /// The service to mount (`Router::route_service("/mcp", service)`).
 pub type McpHttpService = StreamableHttpService<GatewayMcpServer, LocalSessionManager>;

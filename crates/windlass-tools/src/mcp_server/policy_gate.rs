@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use windlass_engine::{CallDecision, Policy, PolicyContext, ToolCall, ToolDefinition, ToolOrigin};
 
-use super::{CallOutcome, GateVerdict, GatewayCall, McpGate};
+use super::gate::{CallOutcome, GateVerdict, GatewayCall, McpGate};
 
 pub struct PolicyGate {
     policy: Arc<dyn Policy>,

@@ -5,18 +5,18 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-pub use windlass_testkit::mcp::{
+pub(crate) use windlass_testkit::mcp::{
     everything_stdio_command, python_stdio_command, McpFixture, PyMcp,
 };
 
 /// The fixture server started again on the port of a killed fixture.
-pub struct Restarted {
+pub(crate) struct Restarted {
     child: tokio::process::Child,
 }
 
 /// Starts the Python fixture server on the port of `url` and waits until it
 /// accepts connections.
-pub async fn restart_at(url: &str, version: PyMcp) -> Restarted {
+pub(crate) async fn restart_at(url: &str, version: PyMcp) -> Restarted {
     let port = url
         .trim_start_matches("http://127.0.0.1:")
         .split('/')

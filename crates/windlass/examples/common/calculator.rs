@@ -5,14 +5,14 @@ use serde::Deserialize;
 use windlass::sdk::{Tool, ToolError};
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct Operands {
+pub(crate) struct Operands {
     /// The first number.
     pub a: f64,
     /// The second number.
     pub b: f64,
 }
 
-pub fn calculator_tools() -> Vec<Tool> {
+pub(crate) fn calculator_tools() -> Vec<Tool> {
     vec![
         Tool::new("add", "Add two numbers", |o: Operands| async move {
             Ok::<_, ToolError>(o.a + o.b)
@@ -36,7 +36,7 @@ pub fn calculator_tools() -> Vec<Tool> {
 
 /// The upstream and model, from `WINDLASS_UPSTREAM_URL` and `WINDLASS_MODEL`
 /// (defaults: the rig's llama-server and its model).
-pub fn upstream_and_model() -> (String, String) {
+pub(crate) fn upstream_and_model() -> (String, String) {
     let url = std::env::var("WINDLASS_UPSTREAM_URL")
         .unwrap_or_else(|_| "http://127.0.0.1:8081/v1".into());
     let model = std::env::var("WINDLASS_MODEL").unwrap_or_else(|_| "qwen2.5-1.5b".into());

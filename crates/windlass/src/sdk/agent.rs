@@ -74,18 +74,22 @@ impl std::fmt::Debug for Agent {
 }
 
 impl Agent {
+    /// Starts an agent's configuration: a model and an upstream are required, the rest has defaults.
     pub fn builder() -> AgentBuilder {
         AgentBuilder::default()
     }
 
+    /// The model every run of this agent asks for.
     pub fn model(&self) -> &str {
         &self.inner.model
     }
 
+    /// The system prompt each conversation starts with, if any.
     pub fn system_prompt(&self) -> Option<&str> {
         self.inner.system_prompt.as_deref()
     }
 
+    /// The registered tools, in registration order.
     pub fn tools(&self) -> &[Tool] {
         self.inner.registry.tools()
     }
@@ -95,10 +99,12 @@ impl Agent {
         self.inner.registry.get(name)
     }
 
+    /// Whether runs execute the tools themselves (auto mode) or stop at the model's calls.
     pub fn auto_execute_tools(&self) -> bool {
         self.inner.auto_execute_tools
     }
 
+    /// Model turns per run before an auto-mode run stops asking for tools.
     pub fn max_tool_iterations(&self) -> u32 {
         self.inner.max_tool_iterations
     }
@@ -222,16 +228,19 @@ impl AgentBuilder {
         self
     }
 
+    /// The system prompt each conversation starts with.
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.system_prompt = Some(prompt.into());
         self
     }
 
+    /// Registers one tool (names must be unique; checked by `build`).
     pub fn tool(mut self, tool: Tool) -> Self {
         self.tools.push(tool);
         self
     }
 
+    /// Registers several tools, after any registered before.
     pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
         self.tools.extend(tools);
         self
@@ -259,11 +268,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Sampling temperature sent with every model turn (the upstream's default when unset).
     pub fn temperature(mut self, t: f64) -> Self {
         self.temperature = Some(t);
         self
     }
 
+    /// Most output tokens per model turn (the upstream's default when unset).
     pub fn max_output_tokens(mut self, n: u64) -> Self {
         self.max_output_tokens = Some(n);
         self

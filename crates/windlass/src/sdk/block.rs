@@ -9,6 +9,7 @@ use windlass_protocol::Usage;
 pub struct ToolUse {
     /// The call id; answer it with [`Client::add_tool_result`](super::Client::add_tool_result).
     pub id: String,
+    /// The name of the tool the model called.
     pub name: String,
     /// The arguments the tool runs with: the model's, or a `PreToolUse`
     /// hook's rewrite. A JSON string when the model's text is not JSON.
@@ -39,14 +40,25 @@ pub enum Termination {
     AwaitingToolResults,
     /// Auto mode: `max_tool_iterations` model turns ran and the last one still
     /// asked for tools (they ran; the model did not see their results).
-    MaxIterations { limit: u32 },
+    MaxIterations {
+        /// The `max_tool_iterations` that was reached.
+        limit: u32,
+    },
     /// Ended early for another reason: `max_output_tokens`, `content_filter`,
     /// `max_tool_calls`, `max_response_time`, `tool_error_threshold`, a policy's stop.
-    Incomplete { reason: StopReason },
+    Incomplete {
+        /// Which limit or policy ended the run.
+        reason: StopReason,
+    },
     /// [`Client::interrupt`](super::Client::interrupt) was called.
     Interrupted,
     /// The upstream failed (unreachable, timed out, an error status).
-    Failed { code: String, message: String },
+    Failed {
+        /// The upstream's error code.
+        code: String,
+        /// The upstream's error message.
+        message: String,
+    },
 }
 
 impl Termination {
@@ -68,20 +80,28 @@ pub enum Block {
     ToolUse(ToolUse),
     /// Auto mode: a tool's result, as the model will see it.
     ToolResult {
+        /// The call id, as in the [`ToolUse`] that asked for it.
         id: String,
+        /// The tool's name.
         name: String,
+        /// The result text the model receives.
         content: String,
     },
     /// A call that produced no result: unknown tool, blocked by a hook, or a
     /// failure. In every case the model is told and the loop goes on.
     ToolUseError {
+        /// The call id, as in the [`ToolUse`] that asked for it.
         id: String,
+        /// The tool's name (as the model sent it, for an unknown tool).
         name: String,
+        /// The error text the model receives.
         error: String,
+        /// Which kind of failure it was.
         kind: ToolErrorKind,
     },
     /// The last block of every run.
     Done {
+        /// How the run ended.
         termination: Termination,
         /// Tokens of every model turn of this run, summed.
         usage: Usage,
@@ -103,6 +123,7 @@ impl Block {
         }
     }
 
+    /// Whether this is the last block of a run ([`Block::Done`]).
     pub fn is_done(&self) -> bool {
         matches!(self, Block::Done { .. })
     }
@@ -113,18 +134,27 @@ impl Block {
 #[non_exhaustive]
 pub enum Message {
     /// The prompt as sent (after any `UserPromptSubmit` rewrite).
-    User { content: String },
+    User {
+        /// The prompt text.
+        content: String,
+    },
     /// One model turn: its text and the tool calls it made (with the
     /// model's own arguments, before any `PreToolUse` rewrite).
     Assistant {
+        /// The assistant's text of that turn.
         content: String,
+        /// The tool calls of that turn, in order.
         tool_calls: Vec<ToolUse>,
     },
     /// A tool result the model received (from the engine or `add_tool_result`).
     ToolResult {
+        /// The id of the call it answers.
         call_id: String,
+        /// The tool's name.
         name: String,
+        /// The result text.
         content: String,
+        /// Whether the result reports a failure.
         is_error: bool,
     },
 }

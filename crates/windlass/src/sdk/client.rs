@@ -120,6 +120,7 @@ impl Client {
         }
     }
 
+    /// The agent this conversation runs with.
     pub fn agent(&self) -> &Agent {
         &self.agent
     }

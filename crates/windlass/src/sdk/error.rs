@@ -9,16 +9,22 @@ pub enum BuildError {
     /// Two tools share a name (the registry is checked once, at build).
     #[error("Duplicate tool name: {0}")]
     DuplicateTool(String),
+    /// A tool name the upstream APIs would refuse.
     #[error("Invalid tool name '{0}': use letters, digits, '_' or '-', at most 64 characters")]
     InvalidToolName(String),
+    /// No model was set.
     #[error("no model: call .model(\"...\")")]
     MissingModel,
+    /// Neither a base URL nor a provider was set.
     #[error("no upstream: call .base_url(\"http://host:port/v1\") or .provider(..)")]
     MissingUpstream,
+    /// `max_tool_iterations(0)`: a run needs at least one model turn.
     #[error("max_tool_iterations must be at least 1")]
     ZeroIterations,
+    /// The upstream client could not be built from the settings.
     #[error("upstream: {0}")]
     Provider(#[from] ProviderError),
+    /// An MCP server's configuration was refused.
     #[cfg(feature = "mcp")]
     #[error("MCP server: {0}")]
     Mcp(#[from] windlass_tools::ConfigError),
@@ -35,7 +41,10 @@ pub enum BuildError {
 pub enum SdkError {
     /// A `UserPromptSubmit` hook blocked the prompt.
     #[error("prompt blocked: {reason}")]
-    PromptBlocked { reason: String },
+    PromptBlocked {
+        /// What the hook said, for the caller's message.
+        reason: String,
+    },
     /// The engine refused the request (bad parameters, unknown call id, ...).
     #[error("request refused: {0}")]
     Request(#[from] EngineError),

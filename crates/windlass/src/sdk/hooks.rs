@@ -21,6 +21,7 @@ use super::tool::{arguments_value, ToolOutcome};
 /// Fired once per [`Client::query`](super::Client::query), never on a continuation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UserPromptSubmit {
+    /// The prompt as the caller sent it.
     pub prompt: String,
 }
 
@@ -31,7 +32,10 @@ pub enum PromptDecision {
     /// Send the prompt as it is (and skip the remaining hooks).
     Allow,
     /// Refuse the query: `query()` returns [`SdkError::PromptBlocked`](super::SdkError::PromptBlocked).
-    Block { reason: String },
+    Block {
+        /// Why; `query()` returns it in the error.
+        reason: String,
+    },
     /// Send this prompt instead.
     Rewrite(String),
 }
@@ -39,7 +43,9 @@ pub enum PromptDecision {
 /// Fired before each tool call the model makes, in the order of the calls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreToolUse {
+    /// The call id the model gave.
     pub call_id: String,
+    /// The tool the model called.
     pub tool_name: String,
     /// The arguments as the model sent them (a JSON string when they do not parse).
     pub input: Value,
@@ -55,7 +61,10 @@ pub enum ToolDecision {
     Allow,
     /// Do not run it: the model gets an error result saying it was blocked
     /// and why, the stream yields a [`Block::ToolUseError`](super::Block::ToolUseError).
-    Block { reason: String },
+    Block {
+        /// Why; the model reads it in the error result.
+        reason: String,
+    },
     /// Run it with this input instead of the model's.
     Rewrite(Value),
 }
@@ -64,10 +73,13 @@ pub enum ToolDecision {
 /// engine ran the tool; manual mode: in `add_tool_result`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PostToolUse {
+    /// The call id the model gave.
     pub call_id: String,
+    /// The tool that ran.
     pub tool_name: String,
     /// The input the tool ran with.
     pub input: Value,
+    /// The result the model will see unless a hook replaces it.
     pub result: ToolOutcome,
 }
 
@@ -117,10 +129,12 @@ impl std::fmt::Debug for Hooks {
 }
 
 impl Hooks {
+    /// No hooks (the same as `Hooks::default()`).
     pub fn new() -> Hooks {
         Hooks::default()
     }
 
+    /// A hook that sees each prompt before it is sent and may allow, block or rewrite it (`None`: no opinion, the next hook decides).
     pub fn on_user_prompt_submit<F, Fut>(mut self, hook: F) -> Self
     where
         F: Fn(UserPromptSubmit) -> Fut + Send + Sync + 'static,
@@ -130,6 +144,7 @@ impl Hooks {
         self
     }
 
+    /// A hook that sees each tool call before it runs and may allow, block or rewrite it (`None`: no opinion, the next hook decides).
     pub fn on_pre_tool_use<F, Fut>(mut self, hook: F) -> Self
     where
         F: Fn(PreToolUse) -> Fut + Send + Sync + 'static,
@@ -162,6 +177,7 @@ impl Hooks {
         !self.pre.is_empty()
     }
 
+    /// Whether no hook of any kind is registered.
     pub fn is_empty(&self) -> bool {
         self.prompt.is_empty() && self.pre.is_empty() && self.post.is_empty()
     }
@@ -211,7 +227,7 @@ pub(crate) struct HookPolicy {
 }
 
 impl HookPolicy {
-    pub fn new(hooks: Hooks) -> HookPolicy {
+    pub(super) fn new(hooks: Hooks) -> HookPolicy {
         HookPolicy { hooks }
     }
 }

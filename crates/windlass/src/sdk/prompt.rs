@@ -30,6 +30,7 @@ pub struct PromptResult {
 }
 
 impl PromptResult {
+    /// Whether the model gave its final answer.
     pub fn is_completed(&self) -> bool {
         self.termination.is_completed()
     }

@@ -17,8 +17,11 @@ pub struct QueryResult {
     pub tool_uses: Vec<ToolUse>,
     /// Every block, in order (the last is `Done`).
     pub blocks: Vec<Block>,
+    /// How the run ended.
     pub termination: Termination,
+    /// Tokens of every model turn, summed.
     pub usage: Usage,
+    /// The stored response; a later query continues from it.
     pub response_id: String,
 }
 

@@ -25,10 +25,12 @@ use super::error::BuildError;
 pub struct ToolError(String);
 
 impl ToolError {
+    /// An error with this message (what the model reads).
     pub fn new(message: impl Into<String>) -> Self {
         ToolError(message.into())
     }
 
+    /// The message the model reads.
     pub fn message(&self) -> &str {
         &self.0
     }
@@ -58,11 +60,14 @@ impl From<&str> for ToolError {
 /// a failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutcome {
+    /// The text the model reads.
     pub content: String,
+    /// Whether the text reports a failure rather than a result.
     pub is_error: bool,
 }
 
 impl ToolOutcome {
+    /// A successful result with this text.
     pub fn ok(content: impl Into<String>) -> Self {
         ToolOutcome {
             content: content.into(),
@@ -70,6 +75,7 @@ impl ToolOutcome {
         }
     }
 
+    /// A failure the model reads as an error result.
     pub fn error(content: impl Into<String>) -> Self {
         ToolOutcome {
             content: content.into(),
@@ -234,10 +240,12 @@ impl Tool {
         }
     }
 
+    /// The name the model calls the tool by.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// What the tool does, as sent to the model.
     pub fn description(&self) -> &str {
         &self.description
     }
@@ -316,7 +324,7 @@ pub(crate) struct ToolRegistry {
 }
 
 impl ToolRegistry {
-    pub fn new(tools: Vec<Tool>) -> Result<ToolRegistry, BuildError> {
+    pub(crate) fn new(tools: Vec<Tool>) -> Result<ToolRegistry, BuildError> {
         let mut by_name = HashMap::with_capacity(tools.len());
         for (i, t) in tools.iter().enumerate() {
             if !windlass_engine::valid_name(&t.name) || t.name.is_empty() {
@@ -329,15 +337,15 @@ impl ToolRegistry {
         Ok(ToolRegistry { tools, by_name })
     }
 
-    pub fn get(&self, name: &str) -> Option<&Tool> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Tool> {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
-    pub fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
     }
 
-    pub fn tools(&self) -> &[Tool] {
+    pub(crate) fn tools(&self) -> &[Tool] {
         &self.tools
     }
 }

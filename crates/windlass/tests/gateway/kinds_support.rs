@@ -11,15 +11,15 @@ use windlass_engine::ToolExecutor;
 use windlass_providers::UpstreamKind;
 use windlass_testkit::{Gateway, GatewayOptions};
 
-pub const KINDS: [UpstreamKind; 3] = [
+pub(crate) const KINDS: [UpstreamKind; 3] = [
     UpstreamKind::Chat,
     UpstreamKind::Responses,
     UpstreamKind::Anthropic,
 ];
 
-pub const UPSTREAM_KEY: &str = "sk-upstream-test";
+pub(crate) const UPSTREAM_KEY: &str = "sk-upstream-test";
 
-pub async fn gateway(kind: UpstreamKind, executors: Vec<Arc<dyn ToolExecutor>>) -> Gateway {
+pub(crate) async fn gateway(kind: UpstreamKind, executors: Vec<Arc<dyn ToolExecutor>>) -> Gateway {
     let mut opts = GatewayOptions {
         kind,
         executors,
@@ -40,7 +40,7 @@ fn s(v: &Value) -> String {
 }
 
 /// Every `(call_id, name)` the request replays, in order.
-pub fn sent_calls(kind: UpstreamKind, req: &Value) -> Vec<(String, String)> {
+pub(crate) fn sent_calls(kind: UpstreamKind, req: &Value) -> Vec<(String, String)> {
     match kind {
         UpstreamKind::Chat => arr(&req["messages"])
             .iter()
@@ -59,7 +59,7 @@ pub fn sent_calls(kind: UpstreamKind, req: &Value) -> Vec<(String, String)> {
 }
 
 /// Every `(call_id, output text)` the request replays, in order.
-pub fn sent_results(kind: UpstreamKind, req: &Value) -> Vec<(String, String)> {
+pub(crate) fn sent_results(kind: UpstreamKind, req: &Value) -> Vec<(String, String)> {
     match kind {
         UpstreamKind::Chat => arr(&req["messages"])
             .iter()
@@ -78,7 +78,7 @@ pub fn sent_results(kind: UpstreamKind, req: &Value) -> Vec<(String, String)> {
 }
 
 /// Anthropic content blocks of `kind` across all messages.
-pub fn blocks<'a>(req: &'a Value, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+pub(crate) fn blocks<'a>(req: &'a Value, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
     arr(&req["messages"])
         .iter()
         .flat_map(|m| arr(&m["content"]))
@@ -86,7 +86,7 @@ pub fn blocks<'a>(req: &'a Value, kind: &'a str) -> impl Iterator<Item = &'a Val
 }
 
 /// Checks the request is in the kind's own wire format.
-pub fn assert_wire_format(kind: UpstreamKind, gw: &Gateway) {
+pub(crate) fn assert_wire_format(kind: UpstreamKind, gw: &Gateway) {
     let req = gw.upstream.last_recorded_request().expect("a request");
     let body = &req.body;
     match kind {

@@ -15,16 +15,17 @@ use windlass_engine::{
 };
 use windlass_protocol::{McpRequireApproval, McpToolInfo};
 use windlass_server::McpDirectory;
-pub use windlass_testkit::check::only;
+pub(crate) use windlass_testkit::check::only;
 use windlass_testkit::{Gateway, GatewayOptions, SseCapture};
 use windlass_tools::{McpConfig, McpServerConfig, McpServers, ServerState};
 
 /// Every tool of `tests/mcp/fixture_server.py`.
-pub const FIXTURE_TOOLS: [&str; 7] = ["add", "echo", "slow", "crash", "fail", "multi", "weather"];
+pub(crate) const FIXTURE_TOOLS: [&str; 7] =
+    ["add", "echo", "slow", "crash", "fail", "multi", "weather"];
 
 /// What the engine asked of the MCP adapter.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HubOp {
+pub(crate) enum HubOp {
     List {
         label: String,
     },
@@ -37,17 +38,17 @@ pub enum HubOp {
 
 /// An [`McpHub`] that forwards to the real adapter and records every list
 /// and call, so tests can tell whether the server was contacted.
-pub struct RecordingHub {
+pub(crate) struct RecordingHub {
     pub inner: Arc<McpServers>,
     ops: Mutex<Vec<HubOp>>,
 }
 
 impl RecordingHub {
-    pub fn ops(&self) -> Vec<HubOp> {
+    pub(crate) fn ops(&self) -> Vec<HubOp> {
         self.ops.lock().unwrap().clone()
     }
 
-    pub fn lists(&self) -> Vec<String> {
+    pub(crate) fn lists(&self) -> Vec<String> {
         self.ops()
             .into_iter()
             .filter_map(|o| match o {
@@ -58,7 +59,7 @@ impl RecordingHub {
     }
 
     /// `(label, tool, arguments)` of every call.
-    pub fn calls(&self) -> Vec<(String, String, String)> {
+    pub(crate) fn calls(&self) -> Vec<(String, String, String)> {
         self.ops()
             .into_iter()
             .filter_map(|o| match o {
@@ -73,7 +74,7 @@ impl RecordingHub {
     }
 
     /// Waits until `n` calls started; panics after `timeout`.
-    pub async fn wait_calls(&self, n: usize, timeout: Duration) {
+    pub(crate) async fn wait_calls(&self, n: usize, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         while self.calls().len() < n {
             assert!(Instant::now() < deadline, "{n} MCP calls never started");
@@ -120,7 +121,7 @@ impl McpHub for RecordingHub {
 }
 
 /// `GET /v1/mcp/servers` over the adapter, as the binary's `McpView` does.
-pub struct View(pub Arc<McpServers>);
+pub(crate) struct View(pub Arc<McpServers>);
 
 impl McpDirectory for View {
     fn servers(&self) -> Vec<Value> {
@@ -133,7 +134,7 @@ impl McpDirectory for View {
 }
 
 /// A gateway with MCP enabled.
-pub struct McpGw {
+pub(crate) struct McpGw {
     pub gw: Gateway,
     pub hub: Arc<RecordingHub>,
 }
@@ -146,7 +147,7 @@ impl std::ops::Deref for McpGw {
 }
 
 /// `allow_hosts = ["127.0.0.1"]` (fixtures listen on loopback), 20 s calls.
-pub fn loopback_config() -> McpConfig {
+pub(crate) fn loopback_config() -> McpConfig {
     McpConfig {
         allow_hosts: vec!["127.0.0.1".into()],
         call_timeout_secs: 20,
@@ -155,7 +156,7 @@ pub fn loopback_config() -> McpConfig {
 }
 
 /// A configured server entry reached over streamable HTTP.
-pub fn http_server(label: &str, url: &str) -> McpServerConfig {
+pub(crate) fn http_server(label: &str, url: &str) -> McpServerConfig {
     McpServerConfig {
         label: label.into(),
         url: Some(url.into()),
@@ -165,7 +166,7 @@ pub fn http_server(label: &str, url: &str) -> McpServerConfig {
 
 /// A gateway in the opt-in `requires_action` mode, which these tests were
 /// written for (a pause is then visible in the status and the terminal event).
-pub async fn start(config: McpConfig) -> McpGw {
+pub(crate) async fn start(config: McpConfig) -> McpGw {
     let engine = EngineConfig {
         client_tools_status: ClientToolsStatus::RequiresAction,
         ..EngineConfig::default()
@@ -173,12 +174,12 @@ pub async fn start(config: McpConfig) -> McpGw {
     start_with(config, engine).await
 }
 
-pub async fn start_with(config: McpConfig, engine: EngineConfig) -> McpGw {
+pub(crate) async fn start_with(config: McpConfig, engine: EngineConfig) -> McpGw {
     start_with_policy(config, engine, None).await
 }
 
 /// Like [`start_with`], with an engine policy.
-pub async fn start_with_policy(
+pub(crate) async fn start_with_policy(
     config: McpConfig,
     engine: EngineConfig,
     policy: Option<Arc<dyn windlass_engine::Policy>>,
@@ -200,7 +201,7 @@ pub async fn start_with_policy(
 }
 
 /// Waits until the configured server `label` is in `state`; returns its status.
-pub async fn wait_state(hub: &McpServers, label: &str, state: ServerState) -> Value {
+pub(crate) async fn wait_state(hub: &McpServers, label: &str, state: ServerState) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let status = hub.status();
@@ -220,17 +221,17 @@ pub async fn wait_state(hub: &McpServers, label: &str, state: ServerState) -> Va
 }
 
 /// A request-declared server that needs no approval.
-pub fn mcp_tool(label: &str, url: &str) -> Value {
+pub(crate) fn mcp_tool(label: &str, url: &str) -> Value {
     json!({"type": "mcp", "server_label": label, "server_url": url, "require_approval": "never"})
 }
 
 /// A request-declared server with the default approval rule (always).
-pub fn mcp_tool_default(label: &str, url: &str) -> Value {
+pub(crate) fn mcp_tool_default(label: &str, url: &str) -> Value {
     json!({"type": "mcp", "server_label": label, "server_url": url})
 }
 
 /// A loopback URL nothing listens on.
-pub fn dead_url() -> String {
+pub(crate) fn dead_url() -> String {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -240,7 +241,7 @@ pub fn dead_url() -> String {
 }
 
 /// The tool names of an `mcp_list_tools` item.
-pub fn listed_names(item: &Value) -> Vec<String> {
+pub(crate) fn listed_names(item: &Value) -> Vec<String> {
     item["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("no tools in {item}"))
@@ -252,7 +253,7 @@ pub fn listed_names(item: &Value) -> Vec<String> {
 /// The events of the stream that concern MCP items, in order: item
 /// added/done as `added:<type>` / `done:<type>`, the `response.mcp_*`
 /// events, consecutive argument deltas folded into one entry.
-pub fn mcp_trace(cap: &SseCapture) -> Vec<String> {
+pub(crate) fn mcp_trace(cap: &SseCapture) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (name, d) in &cap.events {
         let entry = match name.as_str() {
@@ -281,7 +282,7 @@ pub fn mcp_trace(cap: &SseCapture) -> Vec<String> {
 
 /// The events of the one `mcp_call` item `item_id`: every `mcp_call*`
 /// event names it, and its argument deltas add up to the done arguments.
-pub fn check_mcp_call_events(cap: &SseCapture, item_id: &str) {
+pub(crate) fn check_mcp_call_events(cap: &SseCapture, item_id: &str) {
     let mut deltas = String::new();
     let mut done_args = None;
     for (name, d) in &cap.events {

@@ -8,18 +8,18 @@ use windlass::sdk::{Block, Client, Termination};
 
 /// The arguments of the `add`-like tools.
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct Pair {
+pub(crate) struct Pair {
     pub a: i64,
     pub b: i64,
 }
 
 /// Every block of the client's current run.
-pub async fn run(client: &Client) -> Vec<Block> {
+pub(crate) async fn run(client: &Client) -> Vec<Block> {
     client.receive().collect().await
 }
 
 /// How the run ended (the last block must be `Done`).
-pub fn termination(blocks: &[Block]) -> Termination {
+pub(crate) fn termination(blocks: &[Block]) -> Termination {
     match blocks.last() {
         Some(Block::Done { termination, .. }) => termination.clone(),
         b => panic!("{b:?}"),

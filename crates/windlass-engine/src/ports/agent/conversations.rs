@@ -14,12 +14,17 @@ use super::store::{ItemPage, PageRequest, StoreError};
 /// A conversation as the API returns it (`object: "conversation"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
+    /// The conversation's id (`conv_...`).
     pub id: String,
+    /// Always `conversation`.
     pub object: String,
+    /// Unix seconds.
     pub created_at: u64,
+    /// The client's key-value metadata.
     pub metadata: Map<String, Value>,
 }
 
+/// Where conversations and their items live (`/v1/conversations`), per tenant; the loop reads a conversation as a response's history and appends the response's items.
 #[async_trait::async_trait]
 pub trait ConversationStore: Send + Sync {
     /// Creates a conversation holding `items` (ids assigned), in order.
@@ -30,6 +35,7 @@ pub trait ConversationStore: Send + Sync {
         items: &[Item],
     ) -> Result<(), StoreError>;
 
+    /// The conversation; `None` when unknown (or another tenant's).
     async fn get_conversation(
         &self,
         tenant: &str,
@@ -73,6 +79,7 @@ pub trait ConversationStore: Send + Sync {
         items: &[Item],
     ) -> Result<bool, StoreError>;
 
+    /// One item of the conversation; `None` when either is unknown.
     async fn conversation_item(
         &self,
         tenant: &str,

@@ -11,13 +11,16 @@ use windlass_protocol::Usage;
 use super::provider::FinishReason;
 use super::tools::{ToolCall, ToolOwner};
 
+/// What the loop did, as it happens: turns, checks, call verdicts and results.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum RunEvent {
     /// A model turn is about to start (`turn` counts from 0).
     TurnStarted {
+        /// The turn's number.
         turn: u32,
     },
+    /// A model turn ended.
     TurnFinished(TurnReport),
     /// Who handles a call, decided once per call.
     CallDecided(CallReport),
@@ -40,6 +43,7 @@ pub struct CheckReport {
     pub prompt: String,
     /// The check turn's text (its calls are in the output).
     pub answer: String,
+    /// How the check ended.
     pub outcome: CheckOutcome,
 }
 
@@ -56,6 +60,7 @@ pub enum CheckOutcome {
 }
 
 impl CheckOutcome {
+    /// The outcome as the trace spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             CheckOutcome::Confirmed => "confirmed",
@@ -68,9 +73,13 @@ impl CheckOutcome {
 /// One finished model turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnReport {
+    /// The turn's number (from 0).
     pub turn: u32,
+    /// How long the turn took.
     pub duration: Duration,
+    /// The upstream's usage for the turn, when it reported one.
     pub usage: Option<Usage>,
+    /// Why the model stopped, when it said.
     pub finish: Option<FinishReason>,
     /// Tool calls the model made in this turn.
     pub tool_calls: usize,
@@ -87,9 +96,11 @@ pub struct CallReport {
     /// The model turn that made the call; `None` for calls of the parent
     /// response a continuation settles.
     pub turn: Option<u32>,
+    /// The call as the model made it.
     pub call: ToolCall,
     /// `None`: not a tool of this request.
     pub owner: Option<ToolOwner>,
+    /// What the loop decided to do with it.
     pub verdict: CallVerdict,
     /// The policy rule that decided, when the policy names one.
     pub rule: Option<String>,
@@ -100,11 +111,22 @@ pub struct CallReport {
 #[non_exhaustive]
 pub enum CallVerdict {
     /// The server runs it with these arguments (the model's or the policy's).
-    Run { arguments: String },
+    Run {
+        /// The JSON arguments the tool runs with.
+        arguments: String,
+    },
     /// The client runs it, with these arguments.
-    Client { arguments: String },
+    Client {
+        /// The JSON arguments the client gets.
+        arguments: String,
+    },
     /// Not run: the message is the error output the model gets.
-    Rejected { why: Rejection, message: String },
+    Rejected {
+        /// Which rule rejected it.
+        why: Rejection,
+        /// The error output the model gets.
+        message: String,
+    },
     /// Waits for a human approval (`mcp_approval_request`).
     NeedsApproval,
     /// A server call of a turn that pauses for the client: not checked
@@ -143,24 +165,32 @@ pub enum Rejection {
 /// How a server-handled call ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallResult {
+    /// The call's id.
     pub call_id: String,
+    /// The tool's name as the model called it.
     pub name: String,
+    /// Whether it returned a result or an error.
     pub outcome: CallOutcome,
+    /// How long it ran.
     pub duration: Duration,
     /// Bytes of the output text the model gets.
     pub output_bytes: usize,
 }
 
+/// How a tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CallOutcome {
+    /// It returned a result.
     Ok,
+    /// It failed; the model got an error output.
     Error,
     /// Rejected before running (see [`Rejection`]).
     Denied,
 }
 
 impl CallOutcome {
+    /// The outcome as the trace spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             CallOutcome::Ok => "ok",

@@ -15,6 +15,7 @@ use crate::ports::agent::tools::ToolResult;
 /// The server a request refers to.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct McpServerRef {
+    /// The server's label, as requests name it.
     pub label: String,
     /// The request's `server_url`; `None` means the operator-configured
     /// server with this label.
@@ -38,6 +39,7 @@ impl fmt::Debug for McpServerRef {
     }
 }
 
+/// Why an MCP call or listing failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
@@ -51,8 +53,10 @@ pub enum McpError {
     /// The server answered with an error (JSON-RPC error, unknown tool).
     #[error("{0}")]
     Failed(String),
+    /// No answer within this many milliseconds.
     #[error("MCP call timed out after {0} ms")]
     Timeout(u64),
+    /// The response was cancelled while the call ran.
     #[error("cancelled")]
     Cancelled,
 }

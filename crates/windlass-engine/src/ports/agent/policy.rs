@@ -16,13 +16,18 @@ pub struct LoopBudget {
     pub turns: u32,
     /// Server-executed tool calls so far.
     pub tool_calls: u64,
+    /// Time since the response started.
     pub elapsed: Duration,
 }
 
+/// Which response and turn a policy is asked about.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyContext<'a> {
+    /// The response's id.
     pub response_id: &'a str,
+    /// The model the request named.
     pub model: &'a str,
+    /// The current turn (from 0).
     pub turn: u32,
     /// Who asked: the API key's name on the server, the SDK's caller; `None`
     /// when the surface does not authenticate.
@@ -38,11 +43,13 @@ pub struct PolicyContext<'a> {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum CallDecision {
+    /// Run it as the model asked.
     Allow,
     /// Run it with these arguments instead of the model's.
     AllowWithArguments(String),
     /// Do not run it; the reason is fed back as the call's error output.
     Deny {
+        /// Why, fed back to the model.
         reason: String,
     },
     /// Pause the response for a human decision (an approval request).
@@ -52,6 +59,7 @@ pub enum CallDecision {
 /// A call decision and the rule that made it, for traces and decision logs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuledDecision {
+    /// What to do with the call.
     pub decision: CallDecision,
     /// The policy's name for the rule that decided (e.g. `scope:files`).
     pub rule: Option<String>,
@@ -70,19 +78,26 @@ impl From<CallDecision> for RuledDecision {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum TurnDecision {
+    /// Go on with the next turn.
     Continue,
     /// End the response as `incomplete` with this reason.
     Stop {
+        /// Why, the response's `incomplete_details`.
         reason: String,
     },
 }
 
+/// Governance around the loop: asked before each tool call and each turn (allow, deny, rewrite, stop).
 #[async_trait::async_trait]
 pub trait Policy: Send + Sync {
+    /// Asked before each model turn: go on, or end the response
+    /// `incomplete` (the default goes on).
     async fn before_turn(&self, _ctx: &PolicyContext<'_>, _budget: &LoopBudget) -> TurnDecision {
         TurnDecision::Continue
     }
 
+    /// Asked before each tool call: allow, deny or rewrite it (the default
+    /// allows everything).
     async fn before_call(
         &self,
         _ctx: &PolicyContext<'_>,

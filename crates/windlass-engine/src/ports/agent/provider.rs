@@ -15,19 +15,27 @@ use windlass_protocol::{
 /// A function the model may call, as the upstream sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelTool {
+    /// The function's name as the model calls it.
     pub name: String,
+    /// What the function does, for the model.
     pub description: Option<String>,
+    /// The JSON schema of its arguments.
     pub parameters: Value,
+    /// Whether the upstream must follow the schema exactly.
     pub strict: Option<bool>,
 }
 
 /// `tool_choice` for one model turn.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ModelToolChoice {
+    /// The model decides whether to call a tool.
     #[default]
     Auto,
+    /// The model may not call tools.
     None,
+    /// The model must call at least one tool.
     Required,
+    /// The model must call this function.
     Function(String),
 }
 
@@ -35,21 +43,31 @@ pub enum ModelToolChoice {
 /// upstream understands: messages, function calls and their outputs, reasoning.
 #[derive(Debug, Clone, Default)]
 pub struct ModelRequest {
+    /// The model id the upstream serves.
     pub model: String,
+    /// The system instructions, sent ahead of the transcript.
     pub instructions: Option<String>,
+    /// The items of this turn, in order.
     pub transcript: Transcript,
     /// Shared by every turn of a response (built once, not per turn).
     pub tools: Arc<[ModelTool]>,
+    /// Which tools the model may or must call.
     pub tool_choice: ModelToolChoice,
+    /// Whether the model may make several calls in one turn (the upstream's default when unset).
     pub parallel_tool_calls: Option<bool>,
+    /// Sampling temperature.
     pub temperature: Option<f64>,
+    /// Nucleus sampling: the probability mass sampled from.
     pub top_p: Option<f64>,
     /// Sequences that end the text (empty: none).
     pub stop: Vec<String>,
     /// Sample from the `top_k` likeliest tokens only.
     pub top_k: Option<u64>,
+    /// Penalty for tokens already present.
     pub presence_penalty: Option<f64>,
+    /// Penalty growing with how often a token already appeared.
     pub frequency_penalty: Option<f64>,
+    /// Most output tokens of this turn.
     pub max_output_tokens: Option<u64>,
     /// How many most likely alternatives to report per token (with
     /// [`ModelRequest::logprobs`]).
@@ -58,9 +76,11 @@ pub struct ModelRequest {
     /// names `message.output_text.logprobs` (without it OpenAI shows none,
     /// whatever `top_logprobs` says).
     pub logprobs: bool,
+    /// `text.format`: plain text, a JSON object or a JSON schema.
     pub text_format: Option<TextFormat>,
     /// `text.verbosity`.
     pub verbosity: Option<Verbosity>,
+    /// `reasoning.effort`, for reasoning models.
     pub reasoning_effort: Option<ReasoningEffort>,
     /// `reasoning.summary`: the reasoning is wanted as a summary.
     pub reasoning_summary: Option<ReasoningSummary>,
@@ -118,18 +138,22 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// A transcript of the shared `head` followed by this turn's `tail`.
     pub fn new(head: Arc<[Item]>, tail: Vec<Item>) -> Transcript {
         Transcript { head, tail }
     }
 
+    /// The items in order: the head, then the tail.
     pub fn iter(&self) -> std::iter::Chain<std::slice::Iter<'_, Item>, std::slice::Iter<'_, Item>> {
         self.head.iter().chain(self.tail.iter())
     }
 
+    /// How many items, head and tail.
     pub fn len(&self) -> usize {
         self.head.len() + self.tail.len()
     }
 
+    /// Whether there are no items at all.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -166,13 +190,18 @@ impl<'a> IntoIterator for &'a Transcript {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FinishReason {
+    /// The model finished its answer.
     Stop,
     /// One of the request's stop sequences ended the text (the upstream
     /// said which).
     StopSequence(String),
+    /// The output token limit cut the answer.
     Length,
+    /// The model stopped to call tools.
     ToolCalls,
+    /// The upstream's content filter stopped the answer.
     ContentFilter,
+    /// A reason this list does not know, as the upstream spelled it.
     Other(String),
 }
 
@@ -180,18 +209,24 @@ pub enum FinishReason {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ModelEvent {
+    /// A piece of the assistant's text.
     TextDelta(String),
     /// Output text with the log probabilities of its tokens (asked for with
     /// [`ModelRequest::logprobs`]); otherwise the same as `TextDelta`.
     TextDeltaLogprobs {
+        /// The piece of text.
         delta: String,
+        /// The log-probabilities of its tokens.
         logprobs: Vec<LogProb>,
     },
+    /// A piece of the model's reasoning text.
     ReasoningDelta(String),
     /// Text of the reasoning summary's part number `summary_index` (a new
     /// index starts a new part of the same reasoning item).
     ReasoningSummaryDelta {
+        /// Which summary part it belongs to.
         summary_index: u32,
+        /// The piece of summary text.
         delta: String,
     },
     /// The opaque, upstream-verifiable form of the reasoning just streamed
@@ -199,36 +234,50 @@ pub enum ModelEvent {
     /// is kept on the reasoning item, which it closes, so a later turn can
     /// replay the item to the same kind of upstream.
     ReasoningEncrypted(String),
+    /// A piece of a refusal.
     RefusalDelta(String),
     /// A fragment of tool call number `index`: the first fragment of a call
     /// carries its `id` and `name`, later ones only argument text.
     ToolCallDelta {
+        /// Which call of the turn it belongs to.
         index: u32,
+        /// The call id (first delta of a call only).
         id: Option<String>,
+        /// The function's name (first delta of a call only).
         name: Option<String>,
+        /// A piece of the JSON arguments.
         arguments: String,
     },
+    /// The turn's token usage.
     Usage(Usage),
+    /// The turn ended, for this reason.
     Finished(FinishReason),
 }
 
+/// One model turn as it streams: events until `Finished`, or an error.
 pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ProviderError>> + Send>>;
 
 /// A model the upstream serves.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelInfo {
+    /// The model id.
     pub id: String,
+    /// Who owns it, as the upstream says.
     pub owned_by: Option<String>,
+    /// When it was created (Unix seconds), as the upstream says.
     pub created: Option<u64>,
 }
 
 /// How many input tokens a request would take, and how that was known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TokenCount {
+    /// Input tokens the request takes.
     pub input_tokens: u64,
+    /// Whether the upstream counted them or Windlass estimated them.
     pub method: CountMethod,
 }
 
+/// How a token count was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CountMethod {
@@ -242,33 +291,47 @@ pub enum CountMethod {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProviderError {
+    /// The upstream could not be reached.
     #[error("upstream unreachable: {0}")]
     Connect(String),
+    /// The upstream did not answer in time, in this phase.
     #[error("upstream timed out ({0})")]
     Timeout(TimeoutPhase),
+    /// The upstream answered with an error status.
     #[error("upstream answered {status}: {message}")]
     Status {
+        /// The HTTP status.
         status: u16,
+        /// The upstream's error message.
         message: String,
+        /// The upstream's error code, when it gave one.
         code: Option<String>,
     },
+    /// The stream ended before the turn finished.
     #[error("upstream stream ended early: {0}")]
     Interrupted(String),
+    /// The upstream sent something its wire format does not allow.
     #[error("upstream sent something unreadable: {0}")]
     Protocol(String),
     /// The request cannot be expressed for this upstream (a 400 for the client).
     #[error("{message}")]
     Unsupported {
+        /// What this upstream cannot carry, for the client.
         message: String,
+        /// The request field at fault, when there is one.
         param: Option<String>,
     },
 }
 
+/// Which wait of an upstream call timed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TimeoutPhase {
+    /// Opening the connection.
     Connect,
+    /// Waiting for the first byte of the answer.
     FirstByte,
+    /// Waiting between two chunks of the stream.
     Idle,
 }
 

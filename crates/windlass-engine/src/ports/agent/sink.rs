@@ -11,6 +11,7 @@ use super::events::RunEvent;
 #[error("event receiver closed")]
 pub struct SinkClosed;
 
+/// Where a run's stream events and run events go; each surface implements it (SSE, WebSocket, SDK channel, a buffer for JSON).
 #[async_trait::async_trait]
 pub trait EventSink: Send {
     /// False for surfaces that only want the final response (JSON): the engine

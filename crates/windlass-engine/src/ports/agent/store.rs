@@ -35,19 +35,26 @@ pub struct PageRequest {
     pub after: Option<String>,
     /// 1..=100.
     pub limit: usize,
+    /// Oldest first or newest first.
     pub order: SortOrder,
 }
 
+/// The order of a listed page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SortOrder {
+    /// Oldest first.
     Asc,
+    /// Newest first (the default, as OpenAI lists).
     #[default]
     Desc,
 }
 
+/// One page of items, and whether more follow.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ItemPage {
+    /// The items of this page, in the requested order.
     pub items: Vec<Item>,
+    /// Whether items follow this page.
     pub has_more: bool,
 }
 
@@ -78,15 +85,20 @@ impl ItemPage {
     }
 }
 
+/// Why a store call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
+    /// The database failed (connection, disk, a query).
     #[error("storage failure: {0}")]
     Backend(String),
+    /// A stored value could not be decoded.
     #[error("stored data is unreadable: {0}")]
     Corrupt(String),
+    /// The id is already taken.
     #[error("response {0} already exists")]
     Duplicate(String),
+    /// The page cursor names no item of that list.
     #[error("no item with id {0} in that response's input")]
     UnknownCursor(String),
 }

@@ -14,8 +14,11 @@ use windlass_protocol::{Item, Tool, ToolOutput};
 pub enum ToolKind {
     /// Executed by the client: the response ends with `requires_action`.
     Function,
+    /// Run through an MCP server.
     Mcp,
+    /// Run in the sandbox (commands, file edits).
     Sandbox,
+    /// One of the gateway's built-in tools.
     Builtin,
     /// Tools of the embedding program (the SDK's local tools).
     Local,
@@ -34,7 +37,12 @@ pub enum ToolOrigin {
     /// A `{"type": "function"}` tool of the request (or an SDK-registered tool).
     Function,
     /// A tool of an MCP server; `name` is the server's own tool name.
-    Mcp { server_label: String, name: String },
+    Mcp {
+        /// The label of the request's MCP server.
+        server_label: String,
+        /// The server's own name for the tool.
+        name: String,
+    },
     /// A tool the operator configured on the gateway.
     Builtin,
     /// A hosted tool type of the request (`file_search`, `web_search`,
@@ -50,7 +58,9 @@ pub enum ToolOrigin {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ServerRunType {
+    /// `shell`: commands run in the sandbox.
     Shell,
+    /// `apply_patch`: file edits applied in the sandbox's work directory.
     ApplyPatch,
 }
 
@@ -68,6 +78,7 @@ impl ServerRunType {
 /// where it sits in `tools`, and its kind.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostedTool {
+    /// Which hosted tool type it is.
     pub kind: HostedKind,
     /// Its index in the request's `tools`.
     pub index: usize,
@@ -83,11 +94,20 @@ pub enum ToolOwner {
     /// The client runs it: the response pauses at its calls.
     Client,
     /// A tool of the request's MCP server with this label, run through the hub.
-    Mcp { label: String },
+    Mcp {
+        /// The server's label.
+        label: String,
+    },
     /// A gateway executor (by index in the engine's list).
-    Builtin { executor: usize },
+    Builtin {
+        /// Its index in the engine's executor list.
+        executor: usize,
+    },
     /// An executor of the embedding program (the SDK's local tools).
-    Local { executor: usize },
+    Local {
+        /// Its index in the engine's executor list.
+        executor: usize,
+    },
 }
 
 impl ToolOwner {
@@ -111,16 +131,22 @@ impl ToolOwner {
 pub struct ToolDefinition {
     /// The model-visible name (unique within a request).
     pub name: String,
+    /// What the tool does, for the model.
     pub description: Option<String>,
+    /// The JSON schema of its arguments.
     pub parameters: Value,
+    /// Whether the upstream must follow the schema exactly.
     pub strict: Option<bool>,
+    /// Where it came from, which decides who runs it.
     pub origin: ToolOrigin,
 }
 
 /// One call the model made .
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
+    /// The call's id, which its output names.
     pub call_id: String,
+    /// The model-visible name of the tool called.
     pub name: String,
     /// JSON-encoded arguments, as the model produced them.
     pub arguments: String,
@@ -129,7 +155,9 @@ pub struct ToolCall {
 /// The outcome of a call .
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
+    /// What the model gets back.
     pub output: ToolOutput,
+    /// Whether the output reports a failure.
     pub is_error: bool,
     /// A hosted call's complete item (status `completed` or `failed`): it
     /// becomes the call's output item, and the model reads the text
@@ -138,6 +166,7 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// A successful text result.
     pub fn ok(text: impl Into<String>) -> Self {
         ToolResult {
             output: ToolOutput::Text(text.into()),
@@ -157,6 +186,7 @@ impl ToolResult {
         }
     }
 
+    /// A failure the model reads as the call's output.
     pub fn error(text: impl Into<String>) -> Self {
         ToolResult {
             output: ToolOutput::Text(text.into()),
@@ -169,9 +199,11 @@ impl ToolResult {
 /// What an executor gets besides the call.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
+    /// The response the call belongs to.
     pub response_id: String,
     /// Fired when the response is cancelled; executors should stop promptly.
     pub cancel: CancellationToken,
+    /// The turn that made the call (from 0).
     pub turn: u32,
     /// The tenant the response runs for: an executor reads only its rows.
     pub tenant: String,
@@ -184,8 +216,11 @@ pub struct ToolContext {
 /// progress while it runs.
 #[derive(Debug, Clone)]
 pub struct HostedCall {
+    /// The request's tool the call is for.
     pub tool: HostedTool,
+    /// The id the call's item carries.
     pub item_id: String,
+    /// Where the executor reports progress.
     pub progress: Progress,
 }
 
@@ -227,6 +262,7 @@ impl Progress {
         }
     }
 
+    /// Sends progress to the loop (dropped once the call ended).
     pub fn report(&self, p: HostedProgress) {
         if let Some(tx) = &self.tx {
             let _ = tx.send((self.item_id.clone(), p));
@@ -234,15 +270,20 @@ impl Progress {
     }
 }
 
+/// Why a tool call failed; the model reads it as an error output.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
+    /// The tool ran and failed, with its message.
     #[error("{0}")]
     Failed(String),
+    /// No result within this many milliseconds.
     #[error("tool timed out after {0} ms")]
     Timeout(u64),
+    /// The tool's server could not be reached.
     #[error("tool server unavailable: {0}")]
     Unavailable(String),
+    /// The arguments do not fit the tool.
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
 }
@@ -250,6 +291,7 @@ pub enum ToolError {
 /// A pluggable tool backend .
 #[async_trait::async_trait]
 pub trait ToolExecutor: Send + Sync {
+    /// Which kind of tool this executor runs.
     fn kind(&self) -> ToolKind;
 
     /// Tools this executor offers the model on every request, besides the

@@ -29,6 +29,7 @@ pub enum CancelAck {
 /// process and answers what it did ([`CancelAck::Unclaimed`] otherwise).
 pub type CancelHandler = Arc<dyn Fn(&str, &str) -> CancelAck + Send + Sync>;
 
+/// Carries a cancel to the process that runs the response (see the module doc).
 #[async_trait::async_trait]
 pub trait CancelBus: Send + Sync {
     /// Asks whichever process runs `tenant`'s `response_id` to cancel it,

@@ -17,10 +17,20 @@ use std::time::Duration;
 pub enum CounterWindow {
     /// A token bucket: at most `capacity`, refilled at `per_minute` per
     /// minute, starting full.
-    Rolling { capacity: u64, per_minute: u64 },
+    Rolling {
+        /// Most the bucket holds.
+        capacity: u64,
+        /// How much it refills per minute.
+        per_minute: u64,
+    },
     /// A total of `limit` that never refills; the counter is dropped (full
     /// again) after `idle` without a take.
-    Total { limit: u64, idle: Duration },
+    Total {
+        /// The total that may be taken.
+        limit: u64,
+        /// How long without a take before the counter is forgotten.
+        idle: Duration,
+    },
 }
 
 impl CounterWindow {
@@ -56,7 +66,9 @@ pub struct CounterTake {
     /// The counter's stable name (a primary key in a shared table); the
     /// keys of one call are distinct.
     pub key: String,
+    /// How much to take.
     pub amount: u64,
+    /// How the counter fills up again.
     pub window: CounterWindow,
 }
 
@@ -67,9 +79,15 @@ pub enum CounterVerdict {
     Allowed,
     /// Nothing was taken: the take at `index` (the first, in the order
     /// given, that did not fit) found only `remaining` left.
-    Refused { index: usize, remaining: u64 },
+    Refused {
+        /// The position of the take that did not fit.
+        index: usize,
+        /// What was left of that counter.
+        remaining: u64,
+    },
 }
 
+/// The counters' backend failed; the message says how.
 #[derive(Debug, thiserror::Error)]
 #[error("governance counters failed: {0}")]
 pub struct CounterError(pub String);

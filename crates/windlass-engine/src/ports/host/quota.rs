@@ -17,10 +17,12 @@ use std::time::Duration;
 pub struct QuotaSubject(String);
 
 impl QuotaSubject {
+    /// The budgets of a tenant.
     pub fn tenant(name: &str) -> QuotaSubject {
         QuotaSubject(format!("tenant:{name}"))
     }
 
+    /// The budgets of one API key (by its name).
     pub fn key(name: &str) -> QuotaSubject {
         QuotaSubject(format!("key:{name}"))
     }
@@ -34,11 +36,14 @@ impl QuotaSubject {
 /// The limits of one subject; `None` is unlimited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QuotaLimits {
+    /// Requests per minute.
     pub requests_per_minute: Option<u64>,
+    /// Input and output tokens per minute.
     pub tokens_per_minute: Option<u64>,
 }
 
 impl QuotaLimits {
+    /// Whether neither budget is set.
     pub fn is_unlimited(&self) -> bool {
         self.requests_per_minute.is_none() && self.tokens_per_minute.is_none()
     }
@@ -47,24 +52,32 @@ impl QuotaLimits {
 /// Which budget refused a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum QuotaKind {
+    /// Requests per minute.
     Requests,
+    /// Tokens per minute.
     Tokens,
 }
 
 /// The answer to [`QuotaCounter::admit`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum QuotaVerdict {
+    /// Admitted; one request was taken from every subject.
     Allowed,
     /// Nothing was taken; `retry_after` is when the subject's bucket will
     /// allow a request again (at least one second).
     Refused {
+        /// The subject whose budget refused.
         subject: QuotaSubject,
+        /// Which of its budgets refused.
         kind: QuotaKind,
+        /// That budget's limit per minute.
         limit: u64,
+        /// When a request will be allowed again.
         retry_after: Duration,
     },
 }
 
+/// The quota backend failed; the message says how.
 #[derive(Debug, thiserror::Error)]
 #[error("quota counter failed: {0}")]
 pub struct QuotaError(pub String);

@@ -4,6 +4,7 @@
 
 use crate::ports::agent::store::StoreError;
 
+/// The conversation retention sweep (see the module doc).
 #[async_trait::async_trait]
 pub trait ConversationRetention: Send + Sync {
     /// Deletes the conversations (and their items) whose last activity

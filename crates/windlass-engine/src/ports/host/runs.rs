@@ -29,6 +29,7 @@ pub type UnixMillis = u64;
 /// A response that has not ended, to record or update.
 #[derive(Debug, Clone, Copy)]
 pub struct LiveRun<'a> {
+    /// The tenant that owns the response.
     pub tenant: &'a str,
     /// The resource as it stands: `queued` or `in_progress`.
     pub response: &'a ResponseResource,
@@ -45,21 +46,28 @@ pub struct LiveRun<'a> {
 /// A live row as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveRecord {
+    /// The tenant that owns the response.
     pub tenant: String,
+    /// The resource as it stands: `queued` or `in_progress`.
     pub response: ResponseResource,
+    /// The replica running it.
     pub replica: String,
+    /// Until when the replica is presumed alive without renewing.
     pub lease_until: UnixMillis,
+    /// What the surface needs to start the run again (opaque JSON); `None`: it can only be ended `failed`.
     pub resume: Option<String>,
 }
 
 /// One stored stream event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {
+    /// The event's `sequence_number`.
     pub sequence_number: u64,
     /// The event as sent on the wire (`{"type": ..., "sequence_number": ...}`).
     pub json: String,
 }
 
+/// Responses that have not ended and the stream events of resumable ones (see the module doc).
 #[async_trait::async_trait]
 pub trait RunStore: Send + Sync {
     /// Records a live response (insert, or replace a row of the same id and

@@ -15,9 +15,11 @@ use crate::ports::agent::store::{SortOrder, StoreError};
 /// of the listed kind, in the chosen order (oldest first for `Asc`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerListRequest {
+    /// Start after this id (exclusive).
     pub after: Option<String>,
     /// At least 1; the caller bounds it.
     pub limit: usize,
+    /// Oldest or newest first.
     pub order: SortOrder,
 }
 
@@ -35,17 +37,22 @@ impl ContainerListRequest {
 /// One page of a list, and whether more follow it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContainerPage<T> {
+    /// The entries of this page.
     pub data: Vec<T>,
+    /// Whether entries follow this page.
     pub has_more: bool,
 }
 
 /// A container that [`ContainerStore::expire_containers`] expired.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpiredContainer {
+    /// The tenant that owned it.
     pub tenant: String,
+    /// The container's id.
     pub id: String,
 }
 
+/// Containers and their files, per tenant (see the module doc).
 #[async_trait::async_trait]
 pub trait ContainerStore: Send + Sync {
     /// Stores a new container. An id already taken (by any tenant) is
@@ -53,6 +60,7 @@ pub trait ContainerStore: Send + Sync {
     async fn create_container(&self, tenant: &str, container: &Container)
         -> Result<(), StoreError>;
 
+    /// The container; `None` when unknown (or another tenant's).
     async fn get_container(&self, tenant: &str, id: &str) -> Result<Option<Container>, StoreError>;
 
     /// A page of the tenant's containers by creation time. An unknown cursor
@@ -87,6 +95,7 @@ pub trait ContainerStore: Send + Sync {
         bytes: &[u8],
     ) -> Result<bool, StoreError>;
 
+    /// One file of a container; `None` when either is unknown.
     async fn get_container_file(
         &self,
         tenant: &str,

@@ -4,6 +4,7 @@
 
 use crate::ports::agent::provider::ProviderError;
 
+/// An embedding model (see the module doc).
 #[async_trait::async_trait]
 pub trait Embedder: Send + Sync {
     /// The model's id, recorded with what it embedded: vectors of different

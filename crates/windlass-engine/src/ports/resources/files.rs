@@ -11,10 +11,13 @@ use crate::ports::agent::store::{SortOrder, StoreError};
 /// kind, in the chosen order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListRequest {
+    /// Start after this id (exclusive).
     pub after: Option<String>,
+    /// End before this id (exclusive).
     pub before: Option<String>,
     /// At least 1; the caller bounds it.
     pub limit: usize,
+    /// Oldest or newest first.
     pub order: SortOrder,
 }
 
@@ -33,10 +36,13 @@ impl ListRequest {
 /// One page of a list, and whether more follow it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page<T> {
+    /// The entries of this page.
     pub data: Vec<T>,
+    /// Whether entries follow this page.
     pub has_more: bool,
 }
 
+/// Uploaded files, per tenant (see the module doc).
 #[async_trait::async_trait]
 pub trait FileStore: Send + Sync {
     /// Stores a new file: its object and its bytes, in one transaction.
@@ -48,6 +54,7 @@ pub trait FileStore: Send + Sync {
         bytes: &[u8],
     ) -> Result<(), StoreError>;
 
+    /// The file's metadata; `None` when unknown (or another tenant's).
     async fn get_file(&self, tenant: &str, id: &str) -> Result<Option<FileObject>, StoreError>;
 
     /// The file's bytes, as uploaded.

@@ -7,6 +7,7 @@ use windlass_protocol::{Prompt, PromptTemplate, PromptVersion};
 
 use crate::ports::agent::store::StoreError;
 
+/// Stored prompt templates and their versions, per tenant (see the module doc).
 #[async_trait::async_trait]
 pub trait PromptStore: Send + Sync {
     /// Creates `prompt` with its first version (`version` "1", which
@@ -28,6 +29,7 @@ pub trait PromptStore: Send + Sync {
         created_at: u64,
     ) -> Result<Option<PromptVersion>, StoreError>;
 
+    /// The prompt; `None` when unknown (or another tenant's).
     async fn get_prompt(&self, tenant: &str, id: &str) -> Result<Option<Prompt>, StoreError>;
 
     /// The tenant's prompts, newest first.

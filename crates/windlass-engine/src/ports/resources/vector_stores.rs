@@ -18,11 +18,17 @@ use crate::ports::agent::store::StoreError;
 /// A store to create (`status`, counts and usage start empty).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewVectorStore {
+    /// The store's id (`vs_...`).
     pub id: String,
+    /// Its name.
     pub name: String,
+    /// Its description, if any.
     pub description: Option<String>,
+    /// Unix seconds.
     pub created_at: u64,
+    /// The client's key-value metadata.
     pub metadata: Map<String, Value>,
+    /// When it expires after its last activity, if ever.
     pub expires_after: Option<ExpiresAfter>,
     /// The embedding model the store's chunks are embedded with; `None`
     /// makes a keyword-only store.
@@ -33,31 +39,42 @@ pub struct NewVectorStore {
 /// (`expires_after: Some(None)` removes the policy).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct VectorStoreUpdate {
+    /// A new name.
     pub name: Option<String>,
+    /// A new description.
     pub description: Option<String>,
+    /// A new expiry policy (`Some(None)` removes it).
     pub expires_after: Option<Option<ExpiresAfter>>,
+    /// New metadata, replacing the old.
     pub metadata: Option<Map<String, Value>>,
 }
 
 /// A file to attach; it starts `in_progress`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewAttachment {
+    /// The uploaded file to attach.
     pub file_id: String,
+    /// Its attributes, for search filters.
     pub attributes: Option<Attributes>,
+    /// How its text is cut into chunks.
     pub chunking: StaticChunking,
 }
 
 /// A file batch to record with the files it attaches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewBatch {
+    /// The batch's id.
     pub id: String,
+    /// Unix seconds.
     pub created_at: u64,
 }
 
 /// The outcome of attaching files: all of them, or none and why.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Attached<T> {
+    /// Every file was attached.
     Done(T),
+    /// The store is unknown (or another tenant's).
     UnknownStore,
     /// The store has expired (`expires_after`): nothing is attached to it.
     Expired,
@@ -68,6 +85,7 @@ pub enum Attached<T> {
 /// Which attached files to list.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FileFilter {
+    /// Only files with this status, when set.
     pub status: Option<VectorStoreFileStatus>,
     /// Only the files of this batch.
     pub batch_id: Option<String>,
@@ -76,10 +94,15 @@ pub struct FileFilter {
 /// An attached file waiting to be ingested, claimed by one worker.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IngestionJob {
+    /// The tenant that owns the store.
     pub tenant: String,
+    /// The store the file is attached to.
     pub vector_store_id: String,
+    /// The uploaded file.
     pub file_id: String,
+    /// The file's name, for its chunks' hits.
     pub filename: String,
+    /// How its text is cut into chunks.
     pub chunking: StaticChunking,
     /// The store's embedding model (`None`: keyword-only).
     pub embedding_model: Option<String>,
@@ -88,7 +111,9 @@ pub struct IngestionJob {
 /// One chunk of an ingested file, in file order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewChunk {
+    /// The chunk's text.
     pub text: String,
+    /// Its length in tokens.
     pub tokens: u32,
     /// Present exactly when the store has an embedding model.
     pub embedding: Option<Vec<f32>>,
@@ -97,17 +122,21 @@ pub struct NewChunk {
 /// How ingesting a file ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum IngestionOutcome {
+    /// The file was read and cut into chunks.
     Completed {
+        /// The chunks, in file order.
         chunks: Vec<NewChunk>,
         /// Bytes of the extracted text.
         usage_bytes: u64,
     },
+    /// The file could not be ingested, and why.
     Failed(LastError),
 }
 
 /// A search over the chunks of some of a tenant's stores.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkQuery {
+    /// The stores searched (the tenant's only).
     pub vector_store_ids: Vec<String>,
     /// Natural language; its words are OR'd for the keyword ranking, and
     /// no character is syntax.
@@ -117,33 +146,47 @@ pub struct ChunkQuery {
     pub embedding: Option<QueryEmbedding>,
     /// On the attributes of each store's files.
     pub filter: Option<Filter>,
+    /// Most hits returned.
     pub limit: usize,
     /// Hits scoring below are dropped.
     pub score_threshold: Option<f64>,
     /// Weights of the keyword and embedding rankings (default equal).
     pub weights: Option<HybridSearch>,
+    /// The moment (Unix seconds) expiry is judged at: a store whose
+    /// `expires_after` has run out by then is not searched, whether or not
+    /// the sweep has marked it yet.
+    pub now: u64,
 }
 
+/// A query's embedding, with the model that made it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryEmbedding {
+    /// The embedding model's id.
     pub model: String,
+    /// The vector.
     pub vector: Vec<f32>,
 }
 
 /// One chunk found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkHit {
+    /// The store the chunk belongs to.
     pub vector_store_id: String,
+    /// The file it was cut from.
     pub file_id: String,
+    /// That file's name.
     pub filename: String,
     /// The chunk's position in its file.
     pub chunk_index: u32,
+    /// The chunk's text.
     pub text: String,
     /// 0..=1, see `windlass_store`'s fusion: 1 is first in every ranking used.
     pub score: f64,
+    /// The file's attributes.
     pub attributes: Attributes,
 }
 
+/// What a search found, and how it ranked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOutcome {
     /// Best first, at most `limit`.
@@ -152,33 +195,61 @@ pub struct SearchOutcome {
     pub mode: SearchMode,
 }
 
+/// What a search found, or why it searched nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Searched {
+    Done(SearchOutcome),
+    /// One of the stores is unknown to the tenant (another tenant's too).
+    UnknownStore,
+    /// This store (the first of the query's, by id, that is) has expired at
+    /// the query's `now`: none of the stores was searched.
+    Expired(String),
+}
+
+impl Searched {
+    /// The outcome when the search ran.
+    pub fn found(self) -> Option<SearchOutcome> {
+        match self {
+            Searched::Done(outcome) => Some(outcome),
+            Searched::UnknownStore | Searched::Expired(_) => None,
+        }
+    }
+}
+
 /// A store the expiry sweep found expired (and emptied).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpiredVectorStore {
+    /// The tenant that owned it.
     pub tenant: String,
+    /// The store's id.
     pub id: String,
 }
 
+/// Vector stores, their files, chunks, batches, ingestion and search, per tenant (see the module doc).
 #[async_trait::async_trait]
 pub trait VectorStoreStore: Send + Sync {
+    /// Creates a store; it starts empty.
     async fn create_vector_store(
         &self,
         tenant: &str,
         new: &NewVectorStore,
     ) -> Result<VectorStore, StoreError>;
 
+    /// The store; `None` when unknown (or another tenant's).
     async fn get_vector_store(
         &self,
         tenant: &str,
         id: &str,
     ) -> Result<Option<VectorStore>, StoreError>;
 
+    /// A page of the tenant's stores.
     async fn list_vector_stores(
         &self,
         tenant: &str,
         page: &ListRequest,
     ) -> Result<Page<VectorStore>, StoreError>;
 
+    /// Applies `update`; `None` when the store is unknown.
     async fn update_vector_store(
         &self,
         tenant: &str,
@@ -212,6 +283,7 @@ pub trait VectorStoreStore: Send + Sync {
         now: u64,
     ) -> Result<Attached<Vec<VectorStoreFile>>, StoreError>;
 
+    /// One attached file; `None` when either is unknown.
     async fn get_vector_store_file(
         &self,
         tenant: &str,
@@ -228,6 +300,7 @@ pub trait VectorStoreStore: Send + Sync {
         page: &ListRequest,
     ) -> Result<Option<Page<VectorStoreFile>>, StoreError>;
 
+    /// Replaces a file's attributes; `None` when either is unknown.
     async fn update_file_attributes(
         &self,
         tenant: &str,
@@ -252,6 +325,7 @@ pub trait VectorStoreStore: Send + Sync {
         file_id: &str,
     ) -> Result<Option<Vec<String>>, StoreError>;
 
+    /// One file batch; `None` when either is unknown.
     async fn get_file_batch(
         &self,
         tenant: &str,
@@ -301,10 +375,7 @@ pub trait VectorStoreStore: Send + Sync {
     /// one sweep. Returns the stores expired by this call.
     async fn expire_vector_stores(&self, now: u64) -> Result<Vec<ExpiredVectorStore>, StoreError>;
 
-    /// `None` when one of the stores is unknown.
-    async fn search(
-        &self,
-        tenant: &str,
-        query: &ChunkQuery,
-    ) -> Result<Option<SearchOutcome>, StoreError>;
+    /// Searches the stores' chunks, or nothing when one store is unknown or
+    /// has expired at `query.now` (checked in the same read as the search).
+    async fn search(&self, tenant: &str, query: &ChunkQuery) -> Result<Searched, StoreError>;
 }

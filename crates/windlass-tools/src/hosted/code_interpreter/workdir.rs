@@ -28,7 +28,7 @@ pub struct WrittenFile {
 
 /// Size and modification time of each regular file, to tell what a run
 /// changed.
-pub type Snapshot = HashMap<String, (u64, Option<SystemTime>)>;
+pub(super) type Snapshot = HashMap<String, (u64, Option<SystemTime>)>;
 
 /// `path` as a relative path inside the directory, or `None` when it is
 /// absolute, empty or climbs out (`..`).
@@ -46,7 +46,7 @@ pub fn relative(path: &str) -> Option<PathBuf> {
 }
 
 /// Writes the container's files into `dir` (made if missing).
-pub fn restore(dir: &Path, files: &[ContainerFile]) -> std::io::Result<()> {
+pub(super) fn restore(dir: &Path, files: &[ContainerFile]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for f in files {
         let Some(rel) = relative(&f.path) else {
@@ -66,7 +66,7 @@ pub fn restore(dir: &Path, files: &[ContainerFile]) -> std::io::Result<()> {
 }
 
 /// The regular files under `dir` (symlinks and special files skipped).
-pub fn snapshot(dir: &Path) -> Snapshot {
+pub(super) fn snapshot(dir: &Path) -> Snapshot {
     let mut out = Snapshot::new();
     walk(dir, dir, &mut |rel, meta| {
         out.insert(rel, (meta.len(), meta.modified().ok()));
@@ -76,7 +76,7 @@ pub fn snapshot(dir: &Path) -> Snapshot {
 
 /// The files created or changed since `before`, up to `budget` bytes in
 /// all; returns them and the paths left out for the budget.
-pub fn written_since(
+pub(super) fn written_since(
     dir: &Path,
     before: &Snapshot,
     budget: u64,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::http::{Call, Outbound};
-use super::{SearchBackend, SearchError, SearchHit, SearchQuery};
+use super::search::{SearchBackend, SearchError, SearchHit, SearchQuery};
 
 /// A backend key; `Debug` shows only that there is one.
 #[derive(Clone)]

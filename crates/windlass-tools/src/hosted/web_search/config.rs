@@ -27,7 +27,7 @@ use serde::Deserialize;
 use super::backends::{Brave, Searxng, Secret, Tavily};
 use super::executor::WebSearch;
 use super::http::Outbound;
-use super::SearchBackend;
+use super::search::SearchBackend;
 use crate::builtins::fetch::Fetch;
 use crate::builtins::FetchConfig;
 use crate::ssrf::AllowList;

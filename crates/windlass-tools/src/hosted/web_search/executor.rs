@@ -12,7 +12,7 @@ use windlass_protocol::{
     WebSearchCallStatus, WebSearchSource, WebSearchTool,
 };
 
-use super::{context_budget, domain_allowed, shape, SearchBackend, SearchQuery};
+use super::search::{context_budget, domain_allowed, shape, SearchBackend, SearchQuery};
 use crate::builtins::fetch::Fetch;
 use crate::hosted::HostedFunction;
 

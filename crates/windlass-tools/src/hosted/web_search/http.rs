@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::redirect;
 use serde_json::Value;
 
-use super::SearchError;
+use super::search::SearchError;
 use crate::ssrf::{check_url, AllowList, SsrfError};
 
 /// Largest backend answer read, in bytes.
@@ -40,7 +40,7 @@ fn refused(e: SsrfError) -> SearchError {
 
 impl Outbound {
     /// Sends `call` to `url` with `headers`; Ok is the answer's JSON.
-    pub async fn json(
+    pub(crate) async fn json(
         &self,
         url: &str,
         call: Call<'_>,

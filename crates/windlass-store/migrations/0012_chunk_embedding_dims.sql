@@ -1,0 +1,3 @@
+-- Nothing to change on SQLite: Postgres's migration 12 stores each chunk's
+-- embedding size for its vector ranking; here the ranking reads each
+-- embedding once anyway. Kept so both schemas carry the same numbers.
