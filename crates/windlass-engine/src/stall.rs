@@ -66,7 +66,7 @@ final result.",
 /// Whether `call`, after the response's `done` calls, shows a stall.
 pub(crate) fn stall(call: &ToolCall, done: &[DoneCall], request: &str) -> Option<Stall> {
     let args = object(&call.arguments)?;
-    let finished = done.iter().filter(|c| c.output.is_some());
+    let mut finished = done.iter().filter(|c| c.output.is_some());
     let same: Vec<&DoneCall> = finished
         .clone()
         .filter(|c| c.name == call.name && object(&c.arguments).as_ref() == Some(&args))
@@ -76,7 +76,7 @@ pub(crate) fn stall(call: &ToolCall, done: &[DoneCall], request: &str) -> Option
     if same.iter().any(|c| !failed(c)) || same.len() >= 2 {
         return Some(Stall::Repeat);
     }
-    let previous = finished.last()?;
+    let previous = finished.next_back()?;
     if previous.name != call.name {
         return None;
     }

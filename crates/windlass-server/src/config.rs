@@ -340,11 +340,10 @@ mod tests {
             Some("stall_stop,-completion_check")
         );
         let bad = parse("[[keys]]\nname = \"a\"\nkey = \"k\"\ntechniques = [\"plan\"]\n");
-        let err = bad
-            .resolve(None)
-            .err()
-            .expect("unknown technique")
-            .to_string();
+        let Err(err) = bad.resolve(None).map(drop) else {
+            panic!("an unknown technique must refuse to start");
+        };
+        let err = err.to_string();
         assert!(err.contains("unknown technique 'plan'"), "{err}");
         assert_eq!(c.shutdown_grace, Duration::from_secs(4));
         assert_eq!(c.sse_keepalive, None);
