@@ -6,13 +6,15 @@
 #   scripts/task-success.sh [--models "1.5b 0.5b"] [--tasks LIST] SETTING...
 #
 # SETTING:
-#   windlass-off     Windlass's loop (`windlass serve`), [loop] completion_check = false
-#   windlass-on      the same with completion_check = true
-#   windlass:NAME=T1,T2  Windlass's loop (completion_check off in the config)
+#   windlass-off     Windlass's plain loop (`windlass serve`): [loop]
+#                    completion_check = false, techniques = [] (none)
+#   windlass-default Windlass as shipped (no [loop] techniques line: stall_stop)
+#   windlass-on      the plain loop with completion_check = true
+#   windlass:NAME=T1,T2  Windlass's plain loop (as windlass-off)
 #                    with techniques T1,T2 asked per request
 #                    (metadata.windlass_techniques: completion_check,
 #                    restate_check, repeat_guard, schema_check,
-#                    require_after_check, or all)
+#                    require_after_check, stall_stop, or all)
 #   agents           the OpenAI Agents SDK's loop on the same model and tools
 #   lab:NAME=T1,T2   the lab loop (an experiment harness, not the product) with
 #                    techniques T1,T2 (scripts/tasks/lab/techniques.py); lab:plain
@@ -56,7 +58,7 @@ BIN=$(realpath "$BIN")
 model_id() { case $1 in 1.5b) echo qwen2.5-1.5b ;; 0.5b) echo qwen2.5-0.5b ;; *) echo "$1" ;; esac; }
 upstream() { case $1 in 1.5b) echo http://127.0.0.1:8081/v1 ;; 0.5b) echo http://127.0.0.1:8082/v1 ;; esac; }
 
-write_config() { # dir check
+write_config() { # dir check techniques-line
   # CPU inference is slow and the machine is shared: generous upstream
   # timeouts, and no retries (every runner gets one attempt per turn).
   cat >"$1/windlass.toml" <<TOML
@@ -68,6 +70,7 @@ max_retries = 0
 [loop]
 completion_check = $2
 max_agentic_turns = 10
+$3
 
 [builtins]
 enabled = ["shell", "read_file", "write_file", "edit_file", "list_dir"]
@@ -85,7 +88,7 @@ run_setting() { # model setting
   local common=(--model "$(model_id "$model")" --workdir "$dir/work" --mcp-url "$MCP_URL"
     --windlass-bin "$BIN" --config "$dir/windlass.toml" --out "$OUT" --tasks "$TASKS")
   case $setting in
-    windlass-off | windlass-on | windlass:*)
+    windlass-off | windlass-on | windlass-default | windlass:*)
       local check=false port=18181 label=$setting extra=()
       [ "$setting" = windlass-on ] && check=true && port=18182
       if [[ $setting == windlass:* ]]; then
@@ -93,7 +96,9 @@ run_setting() { # model setting
         label="windlass:${spec%%=*}"
         extra=(--extra-body "{\"metadata\": {\"windlass_techniques\": \"${spec#*=}\"}}")
       fi
-      write_config "$dir" "$check"
+      local plain="techniques = []"
+      [ "$setting" = windlass-default ] && plain=""
+      write_config "$dir" "$check" "$plain"
       local up; up=$(upstream "$model")
       if [ -n "$MEMO" ]; then
         "$PY" scripts/tasks/record_proxy.py "$up" "$MEMO" 18190 >"$dir/proxy.log" 2>&1 &

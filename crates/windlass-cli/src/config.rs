@@ -381,7 +381,7 @@ pub fn resolve_in(args: ServeArgs, env: &Environment) -> Result<Settings, Config
     engine.tool_error_threshold = lp.tool_error_threshold;
     engine.completion_check = lp.completion_check.unwrap_or(false);
     if let Some(names) = &lp.techniques {
-        engine.techniques = windlass_engine::Techniques::default().apply(&names.join(","))?;
+        engine.techniques = windlass_engine::Techniques::none().apply(&names.join(","))?;
     }
     engine.drop_unserved_hosted = file.hosted.drop_list();
     engine.client_tools_status = match args.client_tools_status.or(lp.client_tools_status) {

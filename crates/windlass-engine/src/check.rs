@@ -129,7 +129,7 @@ fn restated(request: Option<&str>, calls: &[DoneCall]) -> String {
     text
 }
 
-fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match flat.char_indices().nth(QUOTE_LIMIT) {
         Some((cut, _)) => format!("{}...", &flat[..cut]),
@@ -211,14 +211,16 @@ pub(crate) fn schema_error(schema: &Value, arguments: &str) -> Option<String> {
 }
 
 /// Why a server tool's call is not run, decided before the policy sees it:
-/// arguments that are not a JSON object (always), a repeat of an earlier
-/// call (`repeat_guard`), arguments that do not fit the schema
+/// arguments that are not a JSON object (always), a stall (`stall_stop`,
+/// see `crate::stall`; `request` is the user's request), a repeat of an
+/// earlier call (`repeat_guard`), arguments that do not fit the schema
 /// (`schema_check`). The text is the output the model gets.
 pub(crate) fn before_run(
     techniques: &Techniques,
     call: &ToolCall,
     schema: &Value,
     output: &[Item],
+    request: &str,
 ) -> Option<(Rejection, String)> {
     if !arguments_are_object(&call.arguments) {
         return Some((
@@ -230,6 +232,11 @@ a complete JSON object. {}",
                 fields_hint(schema)
             ),
         ));
+    }
+    if techniques.stall_stop {
+        if let Some(text) = crate::stall::stalled_call(call, output, request) {
+            return Some((Rejection::Stalled, text));
+        }
     }
     if techniques.repeat_guard {
         if let Some(text) = repeated_call(call, output) {

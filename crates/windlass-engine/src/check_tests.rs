@@ -134,45 +134,65 @@ fn a_missing_step_is_seen_in_the_checks_answer() {
 fn before_run_refuses_malformed_arguments_always_and_the_rest_by_switch() {
     let schema =
         json!({"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]});
-    let off = Techniques::default();
+    let off = Techniques::none();
     let (why, text) =
-        before_run(&off, &call("add", "{\"a\": 1, \"b\": }"), &schema, &[]).expect("malformed");
+        before_run(&off, &call("add", "{\"a\": 1, \"b\": }"), &schema, &[], "").expect("malformed");
     assert_eq!(why, Rejection::InvalidArguments);
     assert!(
         text.contains("{\"a\": 1, \"b\": }") && text.contains("a (number)"),
         "{text}"
     );
-    assert!(before_run(&off, &call("add", "[1]"), &schema, &[]).is_some());
-    assert_eq!(before_run(&off, &call("add", ""), &schema, &[]), None);
+    assert!(before_run(&off, &call("add", "[1]"), &schema, &[], "").is_some());
+    assert_eq!(before_run(&off, &call("add", ""), &schema, &[], ""), None);
     // Off by default: a repeat runs, a schema mismatch goes to the tool.
     assert_eq!(
         before_run(
             &off,
             &call("add", "{\"a\": 10, \"b\": 20}"),
             &schema,
-            &output()
+            &output(),
+            ""
         ),
         None
     );
     assert_eq!(
-        before_run(&off, &call("add", "{\"a\": \"x\"}"), &schema, &[]),
+        before_run(&off, &call("add", "{\"a\": \"x\"}"), &schema, &[], ""),
         None
     );
     let on = Techniques {
         repeat_guard: true,
         schema_check: true,
-        ..Techniques::default()
+        ..Techniques::none()
     };
     let (why, _) = before_run(
         &on,
         &call("add", "{\"a\": 10, \"b\": 20}"),
         &schema,
         &output(),
+        "",
     )
     .expect("repeat");
     assert_eq!(why, Rejection::Repeated);
+    // With the stall stop on too, the stop decides.
+    let both = Techniques {
+        stall_stop: true,
+        ..on
+    };
+    let (why, text) = before_run(
+        &both,
+        &call("add", "{\"a\": 10, \"b\": 20}"),
+        &schema,
+        &output(),
+        "Add 10 and 20, then add 5.",
+    )
+    .expect("stall");
+    assert_eq!(why, Rejection::Stalled);
+    assert!(
+        text.contains("calc__add({\"a\":30,\"b\":5}) returned: 35"),
+        "{text}"
+    );
     let (why, text) =
-        before_run(&on, &call("add", "{\"a\": \"x\"}"), &schema, &[]).expect("schema");
+        before_run(&on, &call("add", "{\"a\": \"x\"}"), &schema, &[], "").expect("schema");
     assert_eq!(why, Rejection::InvalidArguments);
     assert!(text.contains("`a`"), "{text}");
 }

@@ -86,7 +86,7 @@ impl Driver<'_, '_> {
             self.out.take_held();
             exchange.push(user_message(REQUIRED_PROMPT));
             self.hidden.push((draft.at, exchange));
-            self.force = true;
+            self.choice = crate::upstream::TurnChoice::Required;
             self.state.missing_step = true;
             report.outcome = CheckOutcome::Reprompted;
             self.check = Some(Draft {

@@ -60,6 +60,14 @@ impl Decided {
     }
 }
 
+/// A batch's decisions.
+pub(crate) struct Classified {
+    pub pending: Vec<PendingCall>,
+    /// A call was refused as a stall (`stall_stop`): the next turn is asked
+    /// for the answer.
+    pub stalled: bool,
+}
+
 /// Decides every call of a batch. `approvals`: calls of a model turn that
 /// became `mcp_approval_request` items.
 pub(crate) async fn classify(
@@ -69,7 +77,7 @@ pub(crate) async fn classify(
     calls: Vec<ToolCall>,
     source: Source,
     approvals: &HashSet<String>,
-) -> Vec<PendingCall> {
+) -> Classified {
     let mut decided: Vec<Option<Decided>> = Vec::with_capacity(calls.len());
     // First what needs no policy, then the calls that can pause the turn
     // (client calls, approval requests): a pausing turn defers the rest.
@@ -100,6 +108,7 @@ pub(crate) async fn classify(
             .flatten()
             .any(|d| matches!(d.disposition, Disposition::Client | Disposition::Approval));
     let mut pending = Vec::with_capacity(calls.len());
+    let mut stalled = false;
     for (call, slot) in calls.into_iter().zip(decided) {
         let owner = run.tools.owner(&call.name).cloned();
         let d = match slot {
@@ -108,6 +117,13 @@ pub(crate) async fn classify(
             None if pauses && !run.tools.is_hosted(&call.name) => Decided::deferred(),
             None => decide(inner, run, out, &call, owner.as_ref(), approvals, source).await,
         };
+        stalled |= matches!(
+            d.verdict,
+            CallVerdict::Rejected {
+                why: Rejection::Stalled,
+                ..
+            }
+        );
         out.observe(RunEvent::CallDecided(CallReport {
             turn: match source {
                 Source::Turn(t) => Some(t),
@@ -124,7 +140,7 @@ pub(crate) async fn classify(
             disposition: d.disposition,
         });
     }
-    pending
+    Classified { pending, stalled }
 }
 
 /// Decisions that need no policy: refusals whatever the policy says, and
@@ -200,7 +216,12 @@ fn technique_decision(run: &PreparedRun, out: &Emitter<'_>, call: &ToolCall) -> 
         .get(&call.name)
         .map(|d| &d.parameters)
         .unwrap_or(&serde_json::Value::Null);
-    crate::check::before_run(&run.limits.techniques, call, schema, &out.response.output)
+    let techniques = &run.limits.techniques;
+    let request = match techniques.stall_stop {
+        true => crate::check::request_text(&run.input).unwrap_or_default(),
+        false => String::new(),
+    };
+    crate::check::before_run(techniques, call, schema, &out.response.output, &request)
         .map(|(why, message)| Decided::reject(why, message))
 }
 

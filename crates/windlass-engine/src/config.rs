@@ -90,6 +90,16 @@ pub struct EngineConfig {
     pub drop_unserved_hosted: Vec<String>,
 }
 
+impl EngineConfig {
+    /// The techniques a response starts from: `techniques`, with the
+    /// completion check on when `completion_check` says so too.
+    pub fn server_techniques(&self) -> Techniques {
+        let mut t = self.techniques;
+        t.completion_check |= self.completion_check;
+        t
+    }
+}
+
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {

@@ -47,7 +47,8 @@ impl Engine {
         let truncate = req.truncation == Some(Truncation::Auto);
         let prepared = self.prepare(ctx, req).await?;
         let provider = self.inner.provider.as_ref();
-        let mut request = crate::upstream::model_request(&prepared, &[], 0, false, &[], false);
+        let mut request =
+            crate::upstream::model_request(&prepared, &[], 0, false, &[], Default::default());
         // Counted as it would be sent: after the oldest-first cut.
         if truncate {
             request = crate::context_fit::truncated(provider, request)
@@ -95,7 +96,8 @@ impl Engine {
     /// upstream cannot count. MCP servers not listed yet in the chain
     /// contribute no tools (listing happens when the run starts).
     pub async fn count_tokens(&self, prepared: &PreparedRun) -> Result<TokenCount, ProviderError> {
-        let request = crate::upstream::model_request(prepared, &[], 0, false, &[], false);
+        let request =
+            crate::upstream::model_request(prepared, &[], 0, false, &[], Default::default());
         count_or_estimate(self.inner.provider.as_ref(), &request).await
     }
 }

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn, Instrument, Span};
 use windlass_protocol::{EventData, Item, McpCallStatus, Usage};
 
-use crate::classify::{classify, Source};
+use crate::classify::{classify, Classified, Source};
 use crate::config::LoopMode;
 use crate::context_fit;
 use crate::deadline::Deadline;
@@ -29,6 +29,7 @@ use crate::state::{
     Verification,
 };
 use crate::turn::{run_turn, TurnError, TurnOutcome};
+use crate::upstream::TurnChoice;
 
 #[path = "check_turn.rs"]
 mod check_turn;
@@ -47,8 +48,8 @@ struct Driver<'e, 's> {
     check: Option<check_turn::Draft>,
     /// Where the last model turn's items start in the output.
     turn_at: usize,
-    /// The next turn must call a tool.
-    force: bool,
+    /// What the loop asks of the next turn's tool choice.
+    choice: TurnChoice,
     /// How close the transcript is to the model's context.
     fit: context_fit::Fit,
 }
@@ -91,7 +92,7 @@ impl Engine {
             hidden: Vec::new(),
             check: None,
             turn_at: 0,
-            force: false,
+            choice: TurnChoice::Free,
             fit,
         };
         d.out
@@ -149,7 +150,8 @@ impl Driver<'_, '_> {
             let calls = self.run.pending.clone();
             self.state.pending = self
                 .classify(calls, Source::Continuation, &HashSet::new())
-                .await;
+                .await
+                .pending;
         }
         loop {
             if cancel.is_cancelled() {
@@ -186,7 +188,7 @@ impl Driver<'_, '_> {
         calls: Vec<ToolCall>,
         source: Source,
         approvals: &HashSet<String>,
-    ) -> Vec<PendingCall> {
+    ) -> Classified {
         classify(
             self.inner,
             &self.run,
@@ -269,8 +271,13 @@ impl Driver<'_, '_> {
         self.state.pending = match self.run.mode {
             LoopMode::SingleShot => self.returned(outcome.calls, turn).await,
             LoopMode::Agentic => {
-                self.classify(outcome.calls, Source::Turn(turn), &outcome.approvals)
-                    .await
+                let classified = self
+                    .classify(outcome.calls, Source::Turn(turn), &outcome.approvals)
+                    .await;
+                if classified.stalled {
+                    self.choice = TurnChoice::Answer;
+                }
+                classified.pending
             }
         };
         self.state.phase = Phase::AfterModel;
@@ -287,9 +294,9 @@ impl Driver<'_, '_> {
         cancel: &CancellationToken,
     ) -> Result<Result<TurnOutcome, TurnError>, Ending> {
         let (run, hidden) = (&self.run, &self.hidden);
-        let force = std::mem::take(&mut self.force);
+        let choice = std::mem::take(&mut self.choice);
         let build = |output: &[Item]| {
-            crate::upstream::model_request(run, output, turn, run.stream(), hidden, force)
+            crate::upstream::model_request(run, output, turn, run.stream(), hidden, choice)
         };
         let request = context_fit::fitted_request(
             self.inner,

@@ -36,6 +36,7 @@ mod prepare;
 mod prepared;
 mod run_context;
 mod spans;
+mod stall;
 pub mod state;
 pub mod techniques;
 pub mod tooling;

@@ -2,6 +2,7 @@
 //! a request that the request body does not say: whose it is, who asked, and
 //! what the surface kept itself.
 
+use crate::techniques::Techniques;
 use windlass_protocol::{Item, PromptParam};
 
 use crate::config::ClientToolsStatus;
@@ -27,6 +28,7 @@ pub struct RunContext {
     pub(crate) known: Option<Vec<Item>>,
     pub(crate) identity: Option<Identity>,
     pub(crate) prompt: Option<PromptParam>,
+    pub(crate) techniques: Option<Techniques>,
 }
 
 /// A response's id and creation time, fixed by the caller.
@@ -54,6 +56,7 @@ impl RunContext {
             known: None,
             identity: None,
             prompt: None,
+            techniques: None,
         }
     }
 
@@ -91,6 +94,14 @@ impl RunContext {
     /// instructions and input: echoed on the response as `prompt`.
     pub fn prompt(mut self, prompt: impl Into<Option<PromptParam>>) -> Self {
         self.prompt = prompt.into();
+        self
+    }
+
+    /// The caller's own techniques (an API key's), instead of the server's
+    /// set; the request's `metadata.windlass_techniques` still applies over
+    /// them.
+    pub fn techniques(mut self, techniques: impl Into<Option<Techniques>>) -> Self {
+        self.techniques = techniques.into();
         self
     }
 

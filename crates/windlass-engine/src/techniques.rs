@@ -13,8 +13,10 @@ use std::fmt;
 /// from everything or nothing.
 pub const META_TECHNIQUES: &str = "windlass_techniques";
 
-/// Which techniques a response uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which techniques a response uses. The default is what Windlass ships:
+/// `stall_stop` on (it lifted the 47-task set on the rig's 1.5B model at
+/// fewer tokens; see docs/task-success.md), everything else off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Techniques {
     /// After the first text-only answer of a response that used tools, one
     /// more turn asks the model to check its work (`[loop]
@@ -34,6 +36,11 @@ pub struct Techniques {
     /// When the check's answer says a step is still missing (or writes a
     /// call as text), one more turn with `tool_choice: "required"`.
     pub require_after_check: bool,
+    /// A server tool's call that repeats an earlier one, or applies the
+    /// previous step again to its own result, is not run; its output lists
+    /// the work so far and the next turn is asked for the answer
+    /// (`tool_choice: "none"`). See `crate::stall`.
+    pub stall_stop: bool,
 }
 
 /// A technique name nobody knows.
@@ -43,13 +50,26 @@ pub struct UnknownTechnique(pub String);
 
 impl Techniques {
     /// The names, as config, metadata and flags spell them.
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "completion_check",
         "restate_check",
         "repeat_guard",
         "schema_check",
         "require_after_check",
+        "stall_stop",
     ];
+
+    /// No technique: the plain loop.
+    pub fn none() -> Techniques {
+        Techniques {
+            completion_check: false,
+            restate_check: false,
+            repeat_guard: false,
+            schema_check: false,
+            require_after_check: false,
+            stall_stop: false,
+        }
+    }
 
     /// Every technique on.
     pub fn all() -> Techniques {
@@ -59,6 +79,7 @@ impl Techniques {
             repeat_guard: true,
             schema_check: true,
             require_after_check: true,
+            stall_stop: true,
         }
     }
 
@@ -74,6 +95,7 @@ impl Techniques {
             "repeat_guard" => &mut self.repeat_guard,
             "schema_check" => &mut self.schema_check,
             "require_after_check" => &mut self.require_after_check,
+            "stall_stop" => &mut self.stall_stop,
             _ => return None,
         })
     }
@@ -96,7 +118,7 @@ impl Techniques {
         for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             match entry {
                 "all" => self = Techniques::all(),
-                "none" => self = Techniques::default(),
+                "none" => self = Techniques::none(),
                 _ => match entry.strip_prefix('-') {
                     Some(name) => self.set(name, false)?,
                     None => self.set(entry, true)?,
@@ -104,6 +126,15 @@ impl Techniques {
             }
         }
         Ok(self)
+    }
+}
+
+impl Default for Techniques {
+    fn default() -> Self {
+        Techniques {
+            stall_stop: true,
+            ..Techniques::none()
+        }
     }
 }
 
@@ -131,32 +162,32 @@ mod tests {
     fn a_list_applies_over_the_servers_set() {
         let server = Techniques {
             completion_check: true,
-            ..Techniques::default()
+            ..Techniques::none()
         };
         let t = server.apply("repeat-guard, -completion_check").unwrap();
         assert!(t.repeat_guard && !t.completion_check && !t.schema_check);
-        assert_eq!(server.apply("none").unwrap(), Techniques::default());
+        assert_eq!(server.apply("none").unwrap(), Techniques::none());
         assert_eq!(
             server.apply("all,-schema_check").unwrap().to_string(),
-            "completion_check,restate_check,repeat_guard,require_after_check"
+            "completion_check,restate_check,repeat_guard,require_after_check,stall_stop"
         );
         assert_eq!(server.apply("").unwrap(), server);
     }
 
     #[test]
     fn an_unknown_name_is_refused_and_named() {
-        let err = Techniques::default()
-            .apply("repeat_guard,plan")
-            .unwrap_err();
+        let err = Techniques::none().apply("repeat_guard,plan").unwrap_err();
         assert_eq!(err, UnknownTechnique("plan".into()));
         assert!(err.to_string().contains("repeat_guard"));
     }
 
     #[test]
     fn the_restating_prompt_turns_the_check_on() {
-        let t = Techniques::default().apply("restate_check").unwrap();
+        let t = Techniques::none().apply("restate_check").unwrap();
         assert!(t.checks());
-        assert!(!Techniques::default().checks());
-        assert_eq!(Techniques::default().to_string(), "none");
+        assert!(!Techniques::none().checks());
+        assert_eq!(Techniques::none().to_string(), "none");
+        // What Windlass ships.
+        assert_eq!(Techniques::default().to_string(), "stall_stop");
     }
 }

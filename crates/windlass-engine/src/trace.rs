@@ -119,6 +119,7 @@ fn rejection_name(r: Rejection) -> &'static str {
         Rejection::ApprovalUnavailable => "approval_unavailable",
         Rejection::InvalidArguments => "invalid_arguments",
         Rejection::Repeated => "repeated_call",
+        Rejection::Stalled => "stalled_call",
     }
 }
 

@@ -189,8 +189,21 @@ fn with_hidden<'a>(output: &'a [Item], hidden: &'a Hidden) -> Vec<&'a Item> {
     tail
 }
 
-/// The upstream request for the next model turn. `force`: this turn must
-/// call a tool (the completion check found a missing step).
+/// What the loop asks of one turn's tool choice, beyond the request's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum TurnChoice {
+    /// The request's choice on the first turn, `auto` after it.
+    #[default]
+    Free,
+    /// This turn must call a tool (the completion check found a missing
+    /// step).
+    Required,
+    /// This turn must answer (the stall stop refused a call).
+    Answer,
+}
+
+/// The upstream request for the next model turn, with the loop's `choice`
+/// for it.
 ///
 /// Per turn this copies only the response's own output: history and input
 /// are converted once per run and shared (`PreparedRun::upstream_head`), as
@@ -202,7 +215,7 @@ pub(crate) fn model_request(
     turn: u32,
     stream: bool,
     hidden: &Hidden,
-    force: bool,
+    choice: TurnChoice,
 ) -> ModelRequest {
     let tail = with_hidden(output, hidden);
     let tail = tail.iter().copied();
@@ -225,8 +238,10 @@ pub(crate) fn model_request(
     let req = &run.request;
     let tools = run.tools.model_tools();
     // A forced or required choice applies to the first turn only, so the loop can end.
-    let tool_choice = if force && !tools.is_empty() {
+    let tool_choice = if choice == TurnChoice::Required && !tools.is_empty() {
         ModelToolChoice::Required
+    } else if choice == TurnChoice::Answer {
+        ModelToolChoice::None
     } else if turn == 0 || run.first_choice == ModelToolChoice::None {
         run.first_choice.clone()
     } else {

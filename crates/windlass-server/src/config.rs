@@ -328,6 +328,23 @@ mod tests {
             .contains(crate::guard::scopes::Scope::ResponsesWrite));
         let bad = parse("[[keys]]\nname = \"a\"\nkey = \"k\"\nscopes = [\"root\"]\n");
         assert!(bad.resolve(None).is_err());
+        // A key's loop techniques are checked at start-up.
+        let techniques = parse(
+            "[[keys]]\nname = \"a\"\nkey = \"sk-a\"\ntechniques = [\"stall_stop\", \"-completion_check\"]\n",
+        )
+        .resolve(None)
+        .unwrap();
+        let a = techniques.key_ring().unwrap().find("sk-a").unwrap();
+        assert_eq!(
+            a.techniques.as_deref(),
+            Some("stall_stop,-completion_check")
+        );
+        let bad = parse("[[keys]]\nname = \"a\"\nkey = \"k\"\ntechniques = [\"plan\"]\n");
+        let Err(err) = bad.resolve(None).map(drop) else {
+            panic!("an unknown technique must refuse to start");
+        };
+        let err = err.to_string();
+        assert!(err.contains("unknown technique 'plan'"), "{err}");
         assert_eq!(c.shutdown_grace, Duration::from_secs(4));
         assert_eq!(c.sse_keepalive, None);
         let d = ServerFile::default().resolve(None).unwrap();

@@ -8,7 +8,7 @@
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use windlass_engine::{ClientToolsStatus, EngineError, PreparedRun, RunContext};
+use windlass_engine::{ClientToolsStatus, EngineError, PreparedRun, RunContext, Techniques};
 use windlass_protocol::{CreateResponseRequest, Item, PromptParam, Tool};
 
 use crate::client_tools_status;
@@ -49,16 +49,24 @@ pub(crate) async fn prepare(
     );
     // The key's name is who the policy (governance) sees as the caller.
     let principal = key.map(|k| k.name.clone());
+    let techniques = key.and_then(|k| k.techniques.clone());
     // What a restarted server needs to start a queued background run again.
     let resume = match req.background {
-        Some(true) => ResumeBlob::of(&req, principal.as_deref(), status, prompt.as_ref()),
+        Some(true) => ResumeBlob::of(
+            &req,
+            principal.as_deref(),
+            status,
+            prompt.as_ref(),
+            techniques.as_deref(),
+        ),
         _ => None,
     };
     let ctx = RunContext::for_tenant(tenant.as_str())
         .principal(principal)
         .client_tools_status(status)
         .known_context(known)
-        .prompt(prompt);
+        .prompt(prompt)
+        .techniques(key_techniques(app, techniques.as_deref()));
     let prepared = app.engine.prepare(ctx, req).await?;
     // Charged only for admitted work: a request the checks above refuse
     // (400, 409) costs no request unit; still before anything runs
@@ -82,6 +90,17 @@ pub(crate) struct ResumeBlob {
     /// The stored prompt the request was resolved from (echoed again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<PromptParam>,
+    /// The key's techniques (see [`key_techniques`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub techniques: Option<String>,
+}
+
+/// The techniques of a key's responses: its list over the server's set.
+/// (The list was checked at start-up; one that no longer parses counts as
+/// none.)
+fn key_techniques(app: &AppState, list: Option<&str>) -> Option<Techniques> {
+    let server = app.engine.config().server_techniques();
+    list.and_then(|l| server.apply(l).ok())
 }
 
 impl ResumeBlob {
@@ -91,6 +110,7 @@ impl ResumeBlob {
         principal: Option<&str>,
         status: ClientToolsStatus,
         prompt: Option<&PromptParam>,
+        techniques: Option<&str>,
     ) -> Option<String> {
         let secret = req.tools.iter().flatten().any(|t| match t {
             Tool::Mcp(m) => m.headers.is_some() || m.authorization.is_some(),
@@ -104,6 +124,7 @@ impl ResumeBlob {
             principal: principal.map(str::to_owned),
             requires_action: status == ClientToolsStatus::RequiresAction,
             prompt: prompt.cloned(),
+            techniques: techniques.map(str::to_owned),
         };
         serde_json::to_string(&blob).ok()
     }
@@ -122,7 +143,8 @@ pub(crate) async fn prepare_resumed(
     let mut ctx = RunContext::for_tenant(tenant)
         .principal(blob.principal)
         .identity(id, created_at)
-        .prompt(blob.prompt);
+        .prompt(blob.prompt)
+        .techniques(key_techniques(app, blob.techniques.as_deref()));
     if blob.requires_action {
         ctx = ctx.client_tools_status(ClientToolsStatus::RequiresAction);
     }

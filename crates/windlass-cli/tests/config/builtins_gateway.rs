@@ -183,6 +183,7 @@ async fn read_only_refuses_write_file_and_the_response_completes() {
 async fn a_rate_limited_call_is_an_error_output_and_the_response_completes() {
     let work = work_dir("rate");
     std::fs::write(work.join("a.txt"), "hello").unwrap();
+    std::fs::write(work.join("b.txt"), "world").unwrap();
     let gw = gateway(&work, "tool_rate_limit = { per_minute = 1, burst = 1 }").await;
     gw.upstream.push(Reply::tool_call(
         "windlass__read_file",
@@ -190,7 +191,7 @@ async fn a_rate_limited_call_is_an_error_output_and_the_response_completes() {
     ));
     gw.upstream.push(Reply::tool_call(
         "windlass__read_file",
-        r#"{"path":"a.txt"}"#,
+        r#"{"path":"b.txt"}"#,
     ));
     gw.upstream.push(Reply::text("done"));
     let run = create(

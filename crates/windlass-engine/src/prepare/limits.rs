@@ -27,9 +27,11 @@ pub(crate) struct Limits {
     pub techniques: Techniques,
 }
 
+/// `caller`: the caller's techniques (an API key's) instead of the server's.
 pub(crate) fn limits(
     config: &EngineConfig,
     req: &CreateResponseRequest,
+    caller: Option<Techniques>,
 ) -> Result<Limits, EngineError> {
     let empty = Map::new();
     let meta = req.metadata.as_ref().unwrap_or(&empty);
@@ -52,15 +54,13 @@ pub(crate) fn limits(
             config.tool_error_threshold,
             requested(meta, META_TOOL_ERROR_THRESHOLD)?,
         ),
-        techniques: techniques(config, meta)?,
+        techniques: techniques(caller.unwrap_or_else(|| config.server_techniques()), meta)?,
     })
 }
 
-/// The server's techniques (`completion_check` is also its own switch),
-/// changed by `metadata.windlass_techniques`.
-fn techniques(config: &EngineConfig, meta: &Map<String, Value>) -> Result<Techniques, EngineError> {
-    let mut server = config.techniques;
-    server.completion_check |= config.completion_check;
+/// The server's (or the caller's) techniques, changed by
+/// `metadata.windlass_techniques`.
+fn techniques(server: Techniques, meta: &Map<String, Value>) -> Result<Techniques, EngineError> {
     let Some(v) = meta.get(META_TECHNIQUES) else {
         return Ok(server);
     };
@@ -132,12 +132,13 @@ mod tests {
                 json!({"windlass_max_turns": "3", "windlass_max_tool_calls_per_turn": "9",
                         "windlass_tool_error_threshold": "2"}),
             ),
+            None,
         )
         .unwrap();
         assert_eq!(l.max_turns, 3);
         assert_eq!(l.per_turn, Some(4));
         assert_eq!(l.error_threshold, Some(2));
-        let raised = limits(&config, &req(json!({"windlass_max_turns": "50"}))).unwrap();
+        let raised = limits(&config, &req(json!({"windlass_max_turns": "50"})), None).unwrap();
         assert_eq!(raised.max_turns, 10);
     }
 
@@ -147,16 +148,34 @@ mod tests {
             completion_check: true,
             ..EngineConfig::default()
         };
-        let l = limits(&config, &req(json!({}))).unwrap();
+        let l = limits(&config, &req(json!({})), None).unwrap();
         assert!(l.techniques.completion_check && !l.techniques.repeat_guard);
         let l = limits(
             &config,
             &req(json!({"windlass_techniques": "-completion_check,repeat_guard"})),
+            None,
         )
         .unwrap();
         assert!(!l.techniques.completion_check && l.techniques.repeat_guard);
+        // A caller's (an API key's) set replaces the server's; the request
+        // still changes it.
+        let key = Techniques {
+            stall_stop: true,
+            ..Techniques::none()
+        };
+        let l = limits(&config, &req(json!({})), Some(key)).unwrap();
+        assert_eq!(l.techniques, key);
+        let l = limits(
+            &config,
+            &req(json!({"windlass_techniques": "repeat_guard"})),
+            Some(key),
+        )
+        .unwrap();
+        assert!(
+            l.techniques.stall_stop && l.techniques.repeat_guard && !l.techniques.completion_check
+        );
         for bad in [json!("plan"), json!(3)] {
-            let err = limits(&config, &req(json!({"windlass_techniques": bad}))).unwrap_err();
+            let err = limits(&config, &req(json!({"windlass_techniques": bad})), None).unwrap_err();
             assert!(
                 matches!(&err, EngineError::InvalidRequest { param: Some(p), .. } if p == "metadata.windlass_techniques"),
                 "{err:?}"
@@ -168,7 +187,7 @@ mod tests {
     fn a_bad_limit_is_refused() {
         let config = EngineConfig::default();
         for bad in [json!("0"), json!("many"), json!(-1), json!(true)] {
-            let err = limits(&config, &req(json!({"windlass_max_turns": bad}))).unwrap_err();
+            let err = limits(&config, &req(json!({"windlass_max_turns": bad})), None).unwrap_err();
             assert!(
                 matches!(&err, EngineError::InvalidRequest { param: Some(p), .. } if p == "metadata.windlass_max_turns"),
                 "{err:?}"

@@ -38,7 +38,7 @@ impl Engine {
     ) -> Result<PreparedRun, EngineError> {
         let inner = &*self.inner;
         validate::validate_fields(&req)?;
-        let limits = limits::limits(&inner.config, &req)?;
+        let limits = limits::limits(&inner.config, &req, ctx.techniques)?;
         let model = model_of(&inner.config, &req)?;
         let mut resolved = tools::resolve_tools(
             &req,
@@ -62,6 +62,7 @@ impl Engine {
             known,
             identity,
             prompt,
+            techniques: _,
         } = ctx;
         let conversation = req.conversation.as_ref().map(|c| c.id().to_owned());
         let history = history::load(inner, &tenant, &req, conversation.as_deref(), known).await?;

@@ -76,6 +76,7 @@ pub fn authed(id: JwtIdentity) -> Option<(AuthedKey, TokenExpiry)> {
         tenant,
         scopes,
         limits: QuotaLimits::default(),
+        techniques: None,
     };
     Some((key, TokenExpiry { at: id.expires_at }))
 }

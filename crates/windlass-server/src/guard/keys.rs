@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use windlass_engine::{ClientToolsStatus, QuotaLimits, DEFAULT_TENANT};
+use windlass_engine::{ClientToolsStatus, QuotaLimits, Techniques, DEFAULT_TENANT};
 
 use crate::guard::scopes::Scopes;
 
@@ -57,6 +57,12 @@ pub struct KeyConfig {
     pub requests_per_minute: Option<u64>,
     #[serde(default)]
     pub tokens_per_minute: Option<u64>,
+    /// The loop techniques of this key's responses, applied over the
+    /// server's `[loop] techniques`: names, `-name` to turn one off, `all`,
+    /// `none` (a request's `metadata.windlass_techniques` still applies
+    /// over them).
+    #[serde(default)]
+    pub techniques: Option<Vec<String>>,
 }
 
 // Never print a key.
@@ -70,6 +76,7 @@ impl fmt::Debug for KeyConfig {
             .field("scopes", &self.scopes)
             .field("requests_per_minute", &self.requests_per_minute)
             .field("tokens_per_minute", &self.tokens_per_minute)
+            .field("techniques", &self.techniques)
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +97,8 @@ pub enum KeyError {
     Tenant(String),
     #[error("[[server.keys]] entry {name:?}: unknown scope {scope:?} (known: responses:read, responses:write, traces:read, models:read)")]
     Scope { name: String, scope: String },
+    #[error("[[server.keys]] entry {name:?}: {error}")]
+    Technique { name: String, error: String },
 }
 
 /// A key ready for comparison: its name and the SHA-256 of its value.
@@ -101,6 +110,9 @@ pub struct ApiKey {
     pub tenant: String,
     pub scopes: Scopes,
     pub limits: QuotaLimits,
+    /// The key's techniques (see [`KeyConfig::techniques`]), checked at
+    /// start-up, in the `windlass_techniques` spelling.
+    pub techniques: Option<String>,
 }
 
 impl fmt::Debug for ApiKey {
@@ -129,6 +141,7 @@ impl ApiKey {
             tenant: DEFAULT_TENANT.to_owned(),
             scopes: Scopes::all(),
             limits: QuotaLimits::default(),
+            techniques: None,
         })
     }
 
@@ -147,6 +160,7 @@ impl ApiKey {
                 tenant: DEFAULT_TENANT.to_owned(),
                 scopes: Scopes::all(),
                 limits: QuotaLimits::default(),
+                techniques: None,
             },
             (None, None, Some(var)) => {
                 let value = std::env::var(var).unwrap_or_default();
@@ -174,6 +188,16 @@ impl ApiKey {
             requests_per_minute: c.requests_per_minute,
             tokens_per_minute: c.tokens_per_minute,
         };
+        if let Some(names) = &c.techniques {
+            let list = names.join(",");
+            Techniques::default()
+                .apply(&list)
+                .map_err(|e| KeyError::Technique {
+                    name: name.to_owned(),
+                    error: e.to_string(),
+                })?;
+            key.techniques = Some(list);
+        }
         Ok(key)
     }
 }
@@ -190,6 +214,9 @@ pub struct AuthedKey {
     pub scopes: Scopes,
     /// The key's own budgets.
     pub limits: QuotaLimits,
+    /// The key's loop techniques, over the server's (see
+    /// [`KeyConfig::techniques`]).
+    pub techniques: Option<String>,
 }
 
 /// Every accepted key.
@@ -240,6 +267,7 @@ impl KeyRing {
             tenant: k.tenant.clone(),
             scopes: k.scopes,
             limits: k.limits,
+            techniques: k.techniques.clone(),
         })
     }
 }

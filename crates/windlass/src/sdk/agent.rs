@@ -317,10 +317,10 @@ impl AgentBuilder {
         self
     }
 
-    /// The loop's task-success techniques (all off by default; see
-    /// [`Techniques`](windlass_engine::Techniques)): the restating check,
-    /// the repeat guard, the schema check, a required tool call after a
-    /// check that names a missing step. A request can still change them
+    /// The loop's task-success techniques (the stall stop on by default,
+    /// the rest off; see [`Techniques`](windlass_engine::Techniques)): the
+    /// restating check, the repeat guard, the schema check, a required tool
+    /// call after a check that names a missing step, the stall stop. A request can still change them
     /// with `metadata.windlass_techniques`.
     pub fn techniques(mut self, techniques: windlass_engine::Techniques) -> Self {
         self.techniques = techniques;

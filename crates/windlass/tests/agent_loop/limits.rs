@@ -14,8 +14,11 @@ use windlass_engine::{
 use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Reply};
 
+/// The plain loop: these scripted models repeat one call, which the stall
+/// stop (on by default) would refuse before any limit is reached.
 fn req(tools: &[&str]) -> Value {
-    json!({"model": "m", "input": "keep going", "tools": funcs(tools)})
+    json!({"model": "m", "input": "keep going", "tools": funcs(tools),
+           "metadata": {"windlass_techniques": "none"}})
 }
 
 /// US5 scenario 1 / FR-013 / SC-006: a model that always calls tools stops

@@ -220,7 +220,7 @@ async fn the_repeat_guard_and_the_schema_check_are_switched_per_request() {
     let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
     script(&gw);
     let body = json!({"model": "m", "input": "find x", "tools": lookup(),
-                      "metadata": {"windlass_techniques": "repeat_guard,schema_check"}});
+                      "metadata": {"windlass_techniques": "none,repeat_guard,schema_check"}});
     let run = create(&gw, Mode::Json, &body).await;
     assert_eq!(run.status(), "completed", "{}", run.resp);
     assert_eq!(mock.calls().len(), 1, "only the first call ran");
@@ -247,11 +247,12 @@ async fn the_repeat_guard_and_the_schema_check_are_switched_per_request() {
         ]
     );
 
-    // Off (the default): every call runs.
+    // Off (the plain loop): every call runs.
     let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found".into()));
     let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
     script(&gw);
-    let body = json!({"model": "m", "input": "find x", "tools": lookup()});
+    let body = json!({"model": "m", "input": "find x", "tools": lookup(),
+                      "metadata": {"windlass_techniques": "none"}});
     assert_eq!(create(&gw, Mode::Json, &body).await.status(), "completed");
     assert_eq!(mock.calls().len(), 3);
 
@@ -261,6 +262,102 @@ async fn the_repeat_guard_and_the_schema_check_are_switched_per_request() {
     assert_eq!(status, 400, "{err}");
     assert_eq!(err["error"]["param"], "metadata.windlass_techniques");
     assert_eq!(gw.upstream.request_count(), 4);
+}
+
+/// The tool choice a turn's upstream request carries, in the kind's format.
+fn tool_choice(kind: UpstreamKind, req: &Value) -> Value {
+    match kind {
+        UpstreamKind::Anthropic => req["tool_choice"]["type"].clone(),
+        _ => req["tool_choice"].clone(),
+    }
+}
+
+#[tokio::test]
+async fn the_stall_stop_refuses_a_runaway_call_and_asks_for_the_answer_on_every_kind() {
+    for kind in KINDS {
+        let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found".into()));
+        let gw = gateway(kind, &mock, EngineConfig::default()).await;
+        gw.upstream.push(Reply::tool_call("lookup", r#"{"q":"x"}"#));
+        // The previous step applied again to its own result.
+        gw.upstream
+            .push(Reply::tool_call("lookup", r#"{"q":"found"}"#));
+        gw.upstream.push(Reply::text("It is found."));
+        // On by default.
+        let body = json!({"model": "m", "input": "look up x", "tools": lookup()});
+        let run = create(&gw, Mode::Sse, &body).await;
+        let what = format!("{kind:?}: {}", run.resp);
+        assert_eq!(run.status(), "completed", "{what}");
+        assert_eq!(final_text(&run.resp), "It is found.", "{what}");
+        assert_eq!(
+            mock.calls().len(),
+            1,
+            "the runaway call did not run: {what}"
+        );
+        let outputs = outputs_of(&run.resp, "function_call_output");
+        let refused = outputs[1]["output"].as_str().unwrap_or_default();
+        assert!(
+            refused.starts_with("Not run: this call applies your previous step again")
+                && refused.contains(r#"lookup({"q":"x"}) returned: found"#),
+            "{refused}"
+        );
+        let reqs = gw.upstream.requests();
+        assert_eq!(reqs.len(), 3, "{what}");
+        assert_ne!(tool_choice(kind, &reqs[1]), json!("none"), "{what}");
+        assert_eq!(tool_choice(kind, &reqs[2]), json!("none"), "{what}");
+        let t = trace(&gw, &run.id()).await;
+        assert_eq!(t["actions"][1]["denied_because"], "stalled_call", "{t}");
+    }
+
+    // Off: the runaway call runs and the next turn is free.
+    let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found".into()));
+    let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
+    gw.upstream.push(Reply::tool_call("lookup", r#"{"q":"x"}"#));
+    gw.upstream
+        .push(Reply::tool_call("lookup", r#"{"q":"found"}"#));
+    gw.upstream.push(Reply::text("It is found."));
+    let body = json!({"model": "m", "input": "look up x", "tools": lookup(),
+                      "metadata": {"windlass_techniques": "-stall_stop"}});
+    assert_eq!(create(&gw, Mode::Json, &body).await.status(), "completed");
+    assert_eq!(mock.calls().len(), 2);
+    assert_ne!(gw.upstream.requests()[2]["tool_choice"], "none");
+}
+
+#[tokio::test]
+async fn an_api_key_carries_its_own_techniques() {
+    use windlass_testkit::tenants::{key, resolve, As};
+    let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found".into()));
+    let mut opts = GatewayOptions {
+        executors: vec![mock.arc()],
+        ..GatewayOptions::default()
+    };
+    let mut plain = key("plain", "acme");
+    plain.techniques = Some(vec!["none".into()]);
+    opts.server.keys = resolve(&[key("lab", "acme"), plain]);
+    let gw = Gateway::start_with(opts).await;
+    let body = json!({"model": "m", "input": "look up x", "tools": lookup()});
+    let runaway = |gw: &Gateway| {
+        gw.upstream.push(Reply::tool_call("lookup", r#"{"q":"x"}"#));
+        gw.upstream
+            .push(Reply::tool_call("lookup", r#"{"q":"found"}"#));
+        gw.upstream.push(Reply::text("It is found."));
+    };
+    runaway(&gw);
+    let resp = As::new(&gw, "lab").create(&body).await;
+    assert_eq!(resp["status"], "completed", "{resp}");
+    assert_eq!(
+        mock.calls().len(),
+        1,
+        "the server's stall stop refused the second call"
+    );
+    runaway(&gw);
+    As::new(&gw, "plain").create(&body).await;
+    assert_eq!(mock.calls().len(), 3, "the plain key's loop ran both");
+    // The request still changes the key's set.
+    runaway(&gw);
+    let on = json!({"model": "m", "input": "look up x", "tools": lookup(),
+                    "metadata": {"windlass_techniques": "stall_stop"}});
+    As::new(&gw, "plain").create(&on).await;
+    assert_eq!(mock.calls().len(), 4);
 }
 
 #[tokio::test]

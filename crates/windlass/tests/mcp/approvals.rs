@@ -272,8 +272,9 @@ async fn approved_calls_count_toward_max_tool_calls() {
     let fx = McpFixture::python(PyMcp::V2).await;
     let gw = start(loopback_config()).await;
     let (parent, req_id) = ask(&gw, &fx.url, Mode::Json).await;
+    // (Not 5 + 5 after 2 + 3 = 5: the stall stop would refuse that one.)
     gw.upstream
-        .push(Reply::tool_call("calc__add", r#"{"a":5,"b":5}"#));
+        .push(Reply::tool_call("calc__add", r#"{"a":7,"b":5}"#));
     gw.upstream.set_default(Reply::text("unexpected turn"));
     let run = create(
         &gw,

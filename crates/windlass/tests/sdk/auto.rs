@@ -278,6 +278,8 @@ async fn max_iterations_stops_at_the_limit_and_says_so() {
         auto(&up)
             .tool(looping)
             .max_tool_iterations(3)
+            // The plain loop: the stall stop would refuse the repeats.
+            .techniques(windlass::Techniques::none())
             .build()
             .unwrap(),
     );

@@ -156,6 +156,10 @@ pub enum Rejection {
     /// The same tool with the same arguments ran already in this response
     /// (`repeat_guard`): the output repeats its result.
     Repeated,
+    /// The call shows the model stalling (`stall_stop`: a repeat, or its
+    /// previous step applied again to its own result); the next turn is
+    /// asked for the answer.
+    Stalled,
 }
 
 /// How a server-handled call ended.
