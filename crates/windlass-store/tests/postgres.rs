@@ -43,7 +43,7 @@ async fn concurrent_starts_migrate_once() {
         )
         .await
         .expect("migrations");
-    assert_eq!(rows.len(), 11, "every known migration applied");
+    assert_eq!(rows.len(), 12, "every known migration applied");
     for row in rows {
         let count: i64 = row.get(1);
         assert_eq!(count, 1);

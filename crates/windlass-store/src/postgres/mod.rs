@@ -23,6 +23,7 @@ mod quota;
 mod read;
 mod runs;
 mod sections;
+mod snapshot;
 mod tls;
 mod vector_expiry;
 mod vector_rows;

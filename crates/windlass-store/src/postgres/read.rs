@@ -3,12 +3,12 @@
 
 use deadpool_postgres::{ClientWrapper, Object};
 use tokio_postgres::types::Type;
-use tokio_postgres::IsolationLevel;
 use windlass_engine::{ItemPage, PageRequest, SortOrder, StoreError, Trace};
 use windlass_protocol::{Item, ResponseResource};
 
 use super::error::backend;
 use super::sections::{INPUT, OUTPUT};
+use super::snapshot::read_snapshot;
 use crate::codec::{decode_item, decode_resource};
 
 /// The resource and its output items in one row (same snapshot).
@@ -117,13 +117,7 @@ pub(super) async fn input_items(
         SortOrder::Desc => ("<", "DESC", i32::MAX),
     };
     // One snapshot for the existence check, the cursor and the page.
-    let tx = conn
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await
-        .map_err(backend)?;
+    let tx = read_snapshot(conn).await?;
     let exists = tx
         .query_opt(
             "SELECT 1 FROM responses WHERE id = $1 AND tenant = $2",

@@ -4,11 +4,11 @@
 
 use deadpool_postgres::{GenericClient, Object};
 use futures::{pin_mut, TryStreamExt};
-use tokio_postgres::IsolationLevel;
 use windlass_engine::{ChunkQuery, Searched, StoreError};
 
 use super::error::backend;
 use super::pgvector::quote;
+use super::snapshot::read_snapshot;
 use crate::retrieval::fuse::CANDIDATES;
 use crate::retrieval::records::{decode_attributes, to_i64};
 use crate::retrieval::search::{refusal, ChunkRow, Plan, Reachable};
@@ -25,13 +25,7 @@ pub(super) async fn search(
     tenant: &str,
     query: &ChunkQuery,
 ) -> Result<Searched, StoreError> {
-    let tx = conn
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await
-        .map_err(backend)?;
+    let tx = read_snapshot(conn).await?;
     let found = search_in(&tx, pgvector, tenant, query).await?;
     tx.commit().await.map_err(backend)?;
     Ok(found)
