@@ -18,7 +18,7 @@ pub mod prefix {
     pub const CUSTOM_TOOL_CALL_OUTPUT: &str = "ctco";
     /// Ids of `reasoning` items.
     pub const REASONING: &str = "rs";
-    /// Ids of `call_id`s the gateway mints.
+    /// `call_id`s the gateway mints when the model sent none.
     pub const CALL: &str = "call";
     /// Ids of `mcp_list_tools` items.
     pub const MCP_LIST_TOOLS: &str = "mcpl";

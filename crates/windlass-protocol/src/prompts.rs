@@ -71,7 +71,7 @@ pub struct Prompt {
     pub object: String,
     /// Seconds since the epoch.
     pub created_at: u64,
-    /// A name for people; not unique.
+    /// Its name, if one was given.
     #[serde(default)]
     pub name: Option<String>,
     /// The caller's key-value pairs, kept as given.
