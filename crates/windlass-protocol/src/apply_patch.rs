@@ -9,6 +9,8 @@ use crate::callers::{AllowedCaller, Caller};
 
 /// `{"type": "apply_patch"}` in `tools`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ApplyPatchTool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_callers: Option<Vec<AllowedCaller>>,
@@ -16,6 +18,8 @@ pub struct ApplyPatchTool {
 
 /// The `apply_patch_call` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ApplyPatchCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -33,6 +37,9 @@ pub struct ApplyPatchCall {
 /// update.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ApplyPatchOperation {
     CreateFile { path: String, diff: String },
     DeleteFile { path: String },
@@ -50,8 +57,12 @@ impl ApplyPatchOperation {
     }
 }
 
+/// An `apply_patch_call`'s status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ApplyPatchCallStatus {
     InProgress,
     Completed,
@@ -59,6 +70,8 @@ pub enum ApplyPatchCallStatus {
 
 /// The `apply_patch_call_output` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ApplyPatchCallOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -73,8 +86,12 @@ pub struct ApplyPatchCallOutput {
     pub created_by: Option<String>,
 }
 
+/// An `apply_patch_call_output`'s status: the patch applied or failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ApplyPatchOutputStatus {
     Completed,
     Failed,

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 /// An entry of a tool's `allowed_callers`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum AllowedCaller {
     Direct,
     Programmatic,
@@ -16,6 +19,9 @@ pub enum AllowedCaller {
 /// `{"type": "program", "caller_id": ...}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum Caller {
     Direct,
     Program { caller_id: String },

@@ -38,6 +38,8 @@ pub fn is_hosted_tool_type(type_name: &str) -> bool {
 /// `{"type": "namespace", "name", "description", "tools": [...]}`: function
 /// and custom tools grouped under one name; calls carry `namespace`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct NamespaceTool {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,6 +50,9 @@ pub struct NamespaceTool {
 /// A tool inside a namespace: a function or a custom tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum NamespacedTool {
     Function(FunctionTool),
     Custom(CustomTool),
@@ -56,6 +61,8 @@ pub enum NamespacedTool {
 /// `{"type": "custom", "name", "description", "format"}`: a client tool whose
 /// input is free-form text, optionally following a grammar.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CustomTool {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,6 +74,9 @@ pub struct CustomTool {
 /// A custom tool's input format: free text or a grammar (`lark`, `regex`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum CustomToolFormat {
     Text,
     Grammar { syntax: String, definition: String },
@@ -74,6 +84,8 @@ pub enum CustomToolFormat {
 
 /// The model's call of a custom tool: `input` is the free-form text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CustomToolCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -88,6 +100,8 @@ pub struct CustomToolCall {
 
 /// The client's result of a custom tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CustomToolCallOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,

@@ -14,6 +14,8 @@ pub const INCLUDE_CODE_INTERPRETER_OUTPUTS: &str = "code_interpreter_call.output
 
 /// `{"type": "code_interpreter", "container": ...}` in `tools`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CodeInterpreterTool {
     pub container: CodeInterpreterContainer,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -24,7 +26,9 @@ pub struct CodeInterpreterTool {
 /// new container for this request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CodeInterpreterContainer {
+    /// An existing container, by id.
     Id(String),
+    /// `{"type": "auto", ...}`: a new container with these settings.
     Auto(ContainerSettings),
 }
 
@@ -64,6 +68,8 @@ impl<'de> Deserialize<'de> for CodeInterpreterContainer {
 /// `outputs` and `files` (the loop replays them to the model); a client sees
 /// them only when it included [`INCLUDE_CODE_INTERPRETER_OUTPUTS`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CodeInterpreterCall {
     pub id: String,
     #[serde(default)]
@@ -104,8 +110,12 @@ impl CodeInterpreterCall {
     }
 }
 
+/// A `code_interpreter_call`'s status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum CodeInterpreterCallStatus {
     InProgress,
     Interpreting,
@@ -128,18 +138,26 @@ impl CodeInterpreterOutput {
     }
 }
 
+/// `{"type": "logs", "logs"}`: what the run printed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct OutputLogs {
     pub logs: String,
 }
 
+/// `{"type": "image", "url"}`: an image the run made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct OutputImage {
     pub url: String,
 }
 
 /// A file a run left in its container.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CodeInterpreterFile {
     /// The container file's id (`cfile_...`).
     pub file_id: String,

@@ -11,6 +11,8 @@ use crate::response::Usage;
 /// to replace with a compaction item. `extra` keeps unknown fields so the
 /// server can refuse them by name.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct CompactRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -22,6 +24,7 @@ pub struct CompactRequest {
     pub instructions: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache_key: Option<String>,
+    /// Every field this struct does not name, so the route can refuse it by name.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -29,6 +32,8 @@ pub struct CompactRequest {
 /// The compacted conversation: the items to send as `input` from now on
 /// instead of the history they replace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct CompactResource {
     pub id: String,
     /// Always `response.compaction`.

@@ -11,14 +11,20 @@ use crate::open_enum::open_enum;
 /// `{"type": "computer_use_preview", "display_width", "display_height",
 /// "environment"}` in `tools`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ComputerUsePreviewTool {
     pub display_width: u32,
     pub display_height: u32,
     pub environment: ComputerEnvironment,
 }
 
+/// The `environment` a computer tool drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ComputerEnvironment {
     Windows,
     Mac,
@@ -29,6 +35,8 @@ pub enum ComputerEnvironment {
 
 /// The `computer_call` item: one action (`action`) or a batch (`actions`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ComputerCall {
     pub id: String,
     pub call_id: String,
@@ -62,7 +70,10 @@ impl ComputerAction {
     }
 }
 
+/// A `click` at a pixel with a mouse button.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ClickAction {
     pub button: MouseButton,
     pub x: i64,
@@ -72,8 +83,12 @@ pub struct ClickAction {
     pub keys: Option<Vec<String>>,
 }
 
+/// The button of a `click`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum MouseButton {
     Left,
     Right,
@@ -84,6 +99,8 @@ pub enum MouseButton {
 
 /// A pointer position (`double_click`, `move`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct PointAction {
     pub x: i64,
     pub y: i64,
@@ -91,25 +108,37 @@ pub struct PointAction {
     pub keys: Option<Vec<String>>,
 }
 
+/// A `drag` along `path`, with modifier keys held.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct DragAction {
     pub path: Vec<Point>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<Vec<String>>,
 }
 
+/// A pixel position on the display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct Point {
     pub x: i64,
     pub y: i64,
 }
 
+/// A `keypress`: the keys pressed together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct KeypressAction {
     pub keys: Vec<String>,
 }
 
+/// A `scroll` at a pixel by `scroll_x`/`scroll_y` pixels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ScrollAction {
     pub x: i64,
     pub y: i64,
@@ -119,7 +148,10 @@ pub struct ScrollAction {
     pub keys: Option<Vec<String>>,
 }
 
+/// A `type` action: the text typed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct TypeAction {
     pub text: String,
 }
@@ -130,6 +162,8 @@ pub struct NoArgs {}
 
 /// A safety check OpenAI raises on a call and the client acknowledges.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct SafetyCheck {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,6 +174,8 @@ pub struct SafetyCheck {
 
 /// The `computer_call_output` item: the screen after the action.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ComputerCallOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -155,6 +191,8 @@ pub struct ComputerCallOutput {
 
 /// `{"type": "computer_screenshot", "image_url" | "file_id"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct ComputerScreenshot {
     #[serde(rename = "type")]
     pub kind: ScreenshotTag,
@@ -167,13 +205,20 @@ pub struct ComputerScreenshot {
 /// The only screenshot type, `computer_screenshot`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ScreenshotTag {
     #[default]
     ComputerScreenshot,
 }
 
+/// A `computer_call_output`'s status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ComputerCallOutputStatus {
     InProgress,
     Completed,

@@ -21,6 +21,8 @@ pub const OBJECT_CONTAINER_FILE_DELETED: &str = "container.file.deleted";
 /// `code_interpreter`, `container_auto` of `shell`, and the body of
 /// `POST /v1/containers` share these fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Containers API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ContainerSettings {
     /// Files API ids copied into the container's work directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,6 +39,9 @@ pub struct ContainerSettings {
 
 /// A container's memory limit as OpenAI spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+// Variants (and their fields) mirror the wire values of OpenAI's Containers API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum MemoryLimit {
     #[serde(rename = "1g")]
     G1,
@@ -63,6 +68,9 @@ impl MemoryLimit {
 /// A container's network access: none, or a domain allowlist.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Containers API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum NetworkPolicy {
     Disabled,
     Allowlist {
@@ -75,6 +83,8 @@ pub enum NetworkPolicy {
 /// A secret OpenAI injects for requests to one domain. Its value never
 /// appears in `Debug` output.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Containers API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct DomainSecret {
     pub domain: String,
     pub name: String,
@@ -93,6 +103,8 @@ impl fmt::Debug for DomainSecret {
 
 /// A container (`object: "container"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Containers API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct Container {
     pub id: String,
     pub object: String,
@@ -107,8 +119,12 @@ pub struct Container {
     pub memory_limit: Option<MemoryLimit>,
 }
 
+/// A container's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Containers API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ContainerStatus {
     Running,
     Expired,
@@ -117,13 +133,19 @@ pub enum ContainerStatus {
 /// `{"anchor": "last_active_at", "minutes": N}`: the container expires N
 /// minutes after it was last used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Containers API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ContainerExpiresAfter {
     pub anchor: ContainerExpiryAnchor,
     pub minutes: u64,
 }
 
+/// What a container's expiry counts from: only `last_active_at` exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Containers API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ContainerExpiryAnchor {
     LastActiveAt,
 }
@@ -140,6 +162,8 @@ impl Container {
 /// A file in a container (`object: "container.file"`). `path` is where the
 /// code sees it (under `/mnt/data`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Containers API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ContainerFile {
     pub id: String,
     pub object: String,
@@ -154,6 +178,9 @@ pub struct ContainerFile {
 /// code that ran there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Containers API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ContainerFileSource {
     User,
     Assistant,
@@ -162,6 +189,8 @@ pub enum ContainerFileSource {
 /// The body of `POST /v1/containers`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror OpenAI's Containers API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CreateContainerRequest {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

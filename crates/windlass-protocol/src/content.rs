@@ -38,10 +38,12 @@ impl ContentPart {
         }
     }
 
+    /// An `input_text` part holding `text`.
     pub fn input_text(text: impl Into<String>) -> Self {
         ContentPart::InputText(TextPart { text: text.into() })
     }
 
+    /// An `output_text` part holding `text`, without annotations or logprobs.
     pub fn output_text(text: impl Into<String>) -> Self {
         ContentPart::OutputText(OutputTextPart {
             text: text.into(),
@@ -51,12 +53,18 @@ impl ContentPart {
     }
 }
 
+/// An `input_text` part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct TextPart {
     pub text: String,
 }
 
+/// An `output_text` part: the model's text with its annotations and logprobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct OutputTextPart {
     pub text: String,
     #[serde(default)]
@@ -65,20 +73,30 @@ pub struct OutputTextPart {
     pub logprobs: Option<Vec<LogProb>>,
 }
 
+/// A `refusal` part: the model declined to answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct RefusalPart {
     pub refusal: String,
 }
 
+/// An image part's `detail`: the resolution the model sees it at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+// Variants (and their fields) mirror the wire values of the OpenResponses contract
+// (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub enum ImageDetail {
     Low,
     High,
     Auto,
 }
 
+/// An `input_image` part: by URL (or data URL) or by file id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct ImagePart {
     #[serde(default)]
     pub image_url: Option<String>,
@@ -88,7 +106,10 @@ pub struct ImagePart {
     pub detail: Option<ImageDetail>,
 }
 
+/// An `input_file` part: inline data, a URL, or a file id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct FilePart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filename: Option<String>,
@@ -100,7 +121,10 @@ pub struct FilePart {
     pub file_id: Option<String>,
 }
 
+/// An `input_video` part, by URL.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct VideoPart {
     pub video_url: String,
 }
@@ -119,7 +143,10 @@ impl Annotation {
     }
 }
 
+/// A citation of a web page over `start_index..end_index` of the text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct UrlCitation {
     pub url: String,
     pub start_index: u64,
@@ -130,13 +157,18 @@ pub struct UrlCitation {
 /// A citation of a file the answer drew on (`file_search`): `index` is the
 /// position in the text the citation marks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct FileCitation {
     pub file_id: String,
     pub filename: String,
     pub index: u64,
 }
 
+/// The log probability of one output token, with its likeliest alternatives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct LogProb {
     pub token: String,
     pub logprob: f64,
@@ -146,7 +178,10 @@ pub struct LogProb {
     pub top_logprobs: Vec<TopLogProb>,
 }
 
+/// One alternative token in `top_logprobs`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct TopLogProb {
     pub token: String,
     pub logprob: f64,

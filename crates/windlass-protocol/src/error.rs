@@ -4,11 +4,17 @@ use serde::{Deserialize, Serialize};
 
 /// The body of every 4xx/5xx answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct ErrorBody {
     pub error: ErrorObject,
 }
 
+/// The `error` object: message, `type`, the offending `param` and a `code`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them (`kind` is
+// `type`).
+#[allow(missing_docs)]
 pub struct ErrorObject {
     pub message: String,
     #[serde(rename = "type")]
@@ -19,6 +25,9 @@ pub struct ErrorObject {
 
 /// The payload of a streamed `error` event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them (`kind` is
+// `type`).
+#[allow(missing_docs)]
 pub struct ErrorPayload {
     #[serde(rename = "type")]
     pub kind: String,

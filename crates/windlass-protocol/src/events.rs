@@ -13,7 +13,10 @@ use crate::response::ResponseResource;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamEvent {
     #[serde(flatten)]
+    /// The event itself; its `type` and fields sit at the top level of the JSON.
     pub data: EventData,
+    /// The event's position in its response's stream: 0, 1, 2, ... across
+    /// every turn (`starting_after` resumes after it).
     pub sequence_number: u64,
 }
 
@@ -24,8 +27,14 @@ impl StreamEvent {
     }
 }
 
+/// A stream event's `type` and fields: one variant per event type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+// One variant per wire event `type` (the `rename` beside it): the
+// OpenResponses contract's events (openapi.json) plus OpenAI's (MCP, hosted
+// and custom tools) and the `cancelled`/`requires_action` extensions. Their
+// fields are the events' fields, named as the wire names them.
+#[allow(missing_docs)]
 pub enum EventData {
     #[serde(rename = "response.created")]
     Created { response: Box<ResponseResource> },
@@ -277,6 +286,7 @@ pub enum EventData {
 }
 
 impl EventData {
+    /// The event's wire `type` (also its SSE `event:` name).
     pub fn event_type(&self) -> &str {
         use EventData::*;
         match self {

@@ -24,6 +24,8 @@ pub const MAX_ATTRIBUTE_STRING: usize = 512;
 
 /// `{"type": "file_search", "vector_store_ids": [...], ...}` in `tools`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct FileSearchTool {
     pub vector_store_ids: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,8 +41,11 @@ pub struct FileSearchTool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum AttributeValue {
+    /// A string attribute.
     String(String),
+    /// A number attribute.
     Number(Number),
+    /// A boolean attribute.
     Bool(bool),
 }
 
@@ -72,12 +77,16 @@ pub fn check_attributes(attributes: &Attributes) -> Result<(), String> {
 /// A filter on attributes: one comparison, or `and`/`or` of filters.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Filter {
+    /// A comparison of one attribute with a value.
     Comparison(ComparisonFilter),
+    /// `and`/`or` over other filters.
     Compound(CompoundFilter),
 }
 
 /// `{"type": "eq", "key": "author", "value": "Ada"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ComparisonFilter {
     #[serde(rename = "type")]
     pub op: ComparisonOp,
@@ -85,8 +94,12 @@ pub struct ComparisonFilter {
     pub value: FilterValue,
 }
 
+/// The operator of a comparison filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ComparisonOp {
     Eq,
     Ne,
@@ -102,20 +115,28 @@ pub enum ComparisonOp {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum FilterValue {
+    /// One value (`eq`, `ne`, `gt`, ...).
     Scalar(AttributeValue),
+    /// A list of values (`in`, `nin`).
     List(Vec<AttributeValue>),
 }
 
 /// `{"type": "and" | "or", "filters": [...]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CompoundFilter {
     #[serde(rename = "type")]
     pub op: CompoundOp,
     pub filters: Vec<Filter>,
 }
 
+/// How a compound filter joins its filters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum CompoundOp {
     And,
     Or,
@@ -211,6 +232,8 @@ fn compare(actual: &AttributeValue, want: &AttributeValue) -> Option<Ordering> {
 
 /// `ranking_options` of a search or of the `file_search` tool.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct RankingOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranker: Option<Ranker>,
@@ -222,7 +245,11 @@ pub struct RankingOptions {
     pub hybrid_search: Option<HybridSearch>,
 }
 
+/// `ranking_options.ranker`: the rankers OpenAI names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum Ranker {
     #[serde(rename = "none")]
     None,
@@ -232,7 +259,10 @@ pub enum Ranker {
     Default20241115,
 }
 
+/// `ranking_options.hybrid_search`: the weights of vector and keyword scores.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct HybridSearch {
     pub embedding_weight: f64,
     pub text_weight: f64,
@@ -242,6 +272,8 @@ pub struct HybridSearch {
 /// `results` (so the loop can replay it to the model); what a client sees
 /// drops them unless the request included [`INCLUDE_FILE_SEARCH_RESULTS`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct FileSearchCall {
     pub id: String,
     pub queries: Vec<String>,
@@ -264,8 +296,12 @@ impl FileSearchCall {
     }
 }
 
+/// A `file_search_call`'s status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum FileSearchCallStatus {
     InProgress,
     Searching,
@@ -276,6 +312,8 @@ pub enum FileSearchCallStatus {
 
 /// One retrieved chunk in a `file_search_call`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct FileSearchResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_id: Option<String>,

@@ -10,6 +10,8 @@ pub const OBJECT_LIST: &str = "list";
 
 /// An uploaded file (`object: "file"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Files API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct FileObject {
     pub id: String,
     pub object: String,
@@ -53,6 +55,9 @@ impl FileObject {
 /// What a file is for. The first six are what an upload may ask for; the
 /// `*_output`/`*-results` ones are written by OpenAI's own jobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+// Variants (and their fields) mirror the wire values of OpenAI's Files API reference, named as
+// it names them.
+#[allow(missing_docs)]
 pub enum FilePurpose {
     #[serde(rename = "assistants")]
     Assistants,
@@ -85,6 +90,7 @@ impl FilePurpose {
         FilePurpose::Evals,
     ];
 
+    /// The purpose's wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             FilePurpose::Assistants => "assistants",
@@ -105,8 +111,12 @@ impl FilePurpose {
     }
 }
 
+/// A file's `status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Files API reference, named as
+// it names them.
+#[allow(missing_docs)]
 pub enum FileStatus {
     Uploaded,
     Processed,
@@ -116,6 +126,8 @@ pub enum FileStatus {
 /// The answer to a delete: `{"id", "object", "deleted": true}`; `object` is
 /// the deleted kind (`file`, `vector_store.deleted`, `vector_store.file.deleted`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Files API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct Deleted {
     pub id: String,
     pub object: String,
@@ -123,6 +135,7 @@ pub struct Deleted {
 }
 
 impl Deleted {
+    /// The delete answer for `id`, with `object` the deleted kind.
     pub fn new(id: impl Into<String>, object: &str) -> Deleted {
         Deleted {
             id: id.into(),
@@ -134,6 +147,8 @@ impl Deleted {
 
 /// One page of a cursor-paged list (`object: "list"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Files API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ListPage<T> {
     pub object: String,
     pub data: Vec<T>,

@@ -26,9 +26,11 @@ use crate::web_search::{
 /// A hosted tool type the gateway can run in its loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HostedKind {
+    /// `file_search` over the request's vector stores.
     FileSearch,
     /// `web_search`, `web_search_preview` and their dated aliases.
     WebSearch,
+    /// `code_interpreter` in a sandboxed container.
     CodeInterpreter,
 }
 
@@ -83,6 +85,7 @@ impl HostedKind {
         }
     }
 
+    /// The id prefix of this kind's call items.
     pub fn id_prefix(self) -> &'static str {
         match self {
             HostedKind::FileSearch => prefix::FILE_SEARCH_CALL,

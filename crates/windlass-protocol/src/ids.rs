@@ -4,37 +4,67 @@ use rand::RngCore;
 
 /// Prefixes for each kind of object Windlass creates.
 pub mod prefix {
+    /// Ids of responses.
     pub const RESPONSE: &str = "resp";
+    /// Ids of `message` items.
     pub const MESSAGE: &str = "msg";
+    /// Ids of `function_call` items.
     pub const FUNCTION_CALL: &str = "fc";
+    /// Ids of `function_call_output` items.
     pub const FUNCTION_CALL_OUTPUT: &str = "fco";
+    /// Ids of `custom_tool_call` items.
     pub const CUSTOM_TOOL_CALL: &str = "ctc";
+    /// Ids of `custom_tool_call_output` items.
     pub const CUSTOM_TOOL_CALL_OUTPUT: &str = "ctco";
+    /// Ids of `reasoning` items.
     pub const REASONING: &str = "rs";
+    /// `call_id`s the gateway mints when the model sent none.
     pub const CALL: &str = "call";
+    /// Ids of `mcp_list_tools` items.
     pub const MCP_LIST_TOOLS: &str = "mcpl";
+    /// Ids of `mcp_call` items.
     pub const MCP_CALL: &str = "mcp";
+    /// Ids of `mcp_approval_request` items.
     pub const MCP_APPROVAL_REQUEST: &str = "mcpr";
+    /// Ids of `mcp_approval_response` items.
     pub const MCP_APPROVAL_RESPONSE: &str = "mcpa";
+    /// Ids of `compaction` items.
     pub const COMPACTION: &str = "cmp";
+    /// Ids of `file_search_call` items.
     pub const FILE_SEARCH_CALL: &str = "fs";
+    /// Ids of vector stores.
     pub const VECTOR_STORE: &str = "vs";
+    /// Ids of vector store file batches.
     pub const FILE_BATCH: &str = "vsfb";
     /// Files are `file-...` (a dash, as OpenAI's): see [`new_file_id`](super::new_file_id).
     pub const FILE: &str = "file";
+    /// Ids of `web_search_call` items.
     pub const WEB_SEARCH_CALL: &str = "ws";
+    /// Ids of `code_interpreter_call` items.
     pub const CODE_INTERPRETER_CALL: &str = "ci";
+    /// Ids of `image_generation_call` items.
     pub const IMAGE_GENERATION_CALL: &str = "ig";
+    /// Ids of `shell_call` items.
     pub const SHELL_CALL: &str = "sh";
+    /// Ids of `shell_call_output` items.
     pub const SHELL_CALL_OUTPUT: &str = "sho";
+    /// Ids of `local_shell_call` items.
     pub const LOCAL_SHELL_CALL: &str = "lsh";
+    /// Ids of `local_shell_call_output` items.
     pub const LOCAL_SHELL_CALL_OUTPUT: &str = "lsho";
+    /// Ids of `apply_patch_call` items.
     pub const APPLY_PATCH_CALL: &str = "apc";
+    /// Ids of `apply_patch_call_output` items.
     pub const APPLY_PATCH_CALL_OUTPUT: &str = "apco";
+    /// Ids of `computer_call` items.
     pub const COMPUTER_CALL: &str = "cu";
+    /// Ids of `computer_call_output` items.
     pub const COMPUTER_CALL_OUTPUT: &str = "cuo";
+    /// Ids of containers.
     pub const CONTAINER: &str = "cntr";
+    /// Ids of container files.
     pub const CONTAINER_FILE: &str = "cfile";
+    /// Ids of stored prompts.
     pub const PROMPT: &str = "pmpt";
 }
 

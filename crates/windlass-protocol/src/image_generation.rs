@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 /// `{"type": "image_generation", ...}` in `tools`. `model` and `size` are
 /// free strings (new models and `WIDTHxHEIGHT` sizes keep coming).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ImageGenerationTool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<ImageAction>,
@@ -34,30 +36,45 @@ pub struct ImageGenerationTool {
     pub size: Option<String>,
 }
 
+/// Whether the tool generates a new image, edits one, or decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ImageAction {
     Generate,
     Edit,
     Auto,
 }
 
+/// The background of a generated image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ImageBackground {
     Transparent,
     Opaque,
     Auto,
 }
 
+/// How closely an edit keeps the input image's details.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum InputFidelity {
     High,
     Low,
 }
 
+/// The mask of an edit, by file id or image URL.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ImageMask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_id: Option<String>,
@@ -65,23 +82,35 @@ pub struct ImageMask {
     pub image_url: Option<String>,
 }
 
+/// How strict the content moderation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ImageModeration {
     Auto,
     Low,
 }
 
+/// The image's file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ImageFormat {
     Png,
     Webp,
     Jpeg,
 }
 
+/// The image's rendering quality.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ImageQuality {
     Low,
     Medium,
@@ -91,6 +120,8 @@ pub enum ImageQuality {
 
 /// The `image_generation_call` item: `result` is the image, base64.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ImageGenerationCall {
     pub id: String,
     #[serde(default)]
@@ -98,8 +129,12 @@ pub struct ImageGenerationCall {
     pub status: ImageGenerationStatus,
 }
 
+/// An `image_generation_call`'s status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ImageGenerationStatus {
     InProgress,
     Generating,

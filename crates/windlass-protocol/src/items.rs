@@ -139,8 +139,12 @@ impl Item {
     }
 }
 
+/// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of the OpenResponses contract
+// (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub enum Role {
     User,
     Assistant,
@@ -148,14 +152,21 @@ pub enum Role {
     Developer,
 }
 
+/// OpenAI's `phase` of an assistant message: commentary between tool calls, or the final answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of the OpenResponses contract
+// (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub enum MessagePhase {
     Commentary,
     FinalAnswer,
 }
 
+/// A `message` item: a role's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct Message {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -170,7 +181,9 @@ pub struct Message {
 /// A message's content: a plain string (input shorthand) or content parts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MessageContent {
+    /// One string: a single text part.
     Text(String),
+    /// Content parts.
     Parts(Vec<ContentPart>),
 }
 
@@ -207,7 +220,10 @@ impl<'de> Deserialize<'de> for MessageContent {
     }
 }
 
+/// A `function_call` item: the model asks the client to run a function.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct FunctionCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -221,7 +237,10 @@ pub struct FunctionCall {
     pub status: Option<ItemStatus>,
 }
 
+/// A `function_call_output` item: the client's result for `call_id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct FunctionCallOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -235,7 +254,10 @@ pub struct FunctionCallOutput {
     pub is_error: Option<bool>,
 }
 
+/// A `reasoning` item: the model's reasoning summary, text, or encrypted content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct Reasoning {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -249,7 +271,10 @@ pub struct Reasoning {
     pub status: Option<ItemStatus>,
 }
 
+/// A `compaction` item: earlier history, replaced by opaque content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct Compaction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -258,7 +283,10 @@ pub struct Compaction {
     pub created_by: Option<String>,
 }
 
+/// An `item_reference`: a stored item named by id in `input`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct ItemReference {
     pub id: String,
 }

@@ -14,6 +14,9 @@
 //! assert_eq!(req.input, Some(Input::Text("Hello".into())));
 //! ```
 
+// A public crate: every public item says what it is and why it exists.
+#![warn(missing_docs)]
+
 mod item_status;
 mod open_enum;
 mod tool_output;

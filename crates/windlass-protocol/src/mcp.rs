@@ -5,6 +5,8 @@ use serde_json::{Map, Value};
 
 /// `{"type": "mcp", ...}` in `tools`: a remote MCP server declared by the request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct McpTool {
     pub server_label: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -29,11 +31,16 @@ pub struct McpTool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum McpAllowedTools {
+    /// The names of the allowed tools.
     Names(Vec<String>),
+    /// A filter by name and read-only hint.
     Filter(McpToolFilter),
 }
 
+/// A filter of an MCP server's tools: by name, or by the read-only hint.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct McpToolFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_names: Option<Vec<String>>,
@@ -45,18 +52,27 @@ pub struct McpToolFilter {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum McpRequireApproval {
+    /// The same rule for every tool.
     Mode(McpApprovalMode),
+    /// Rules per tool.
     Filter(McpApprovalFilter),
 }
 
+/// `require_approval` as one word for every tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum McpApprovalMode {
     Always,
     Never,
 }
 
+/// `require_approval` per tool: the tools that always, and never, need approval.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct McpApprovalFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub always: Option<McpToolFilter>,
@@ -64,7 +80,10 @@ pub struct McpApprovalFilter {
     pub never: Option<McpToolFilter>,
 }
 
+/// An `mcp_list_tools` item: the tools a server offers, or why listing failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct McpListTools {
     pub id: String,
     pub server_label: String,
@@ -73,7 +92,10 @@ pub struct McpListTools {
     pub error: Option<String>,
 }
 
+/// One tool of an `mcp_list_tools` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct McpToolInfo {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,7 +105,10 @@ pub struct McpToolInfo {
     pub annotations: Option<Value>,
 }
 
+/// An `mcp_call` item: a tool call on an MCP server and its output or error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct McpCall {
     pub id: String,
     pub server_label: String,
@@ -102,6 +127,9 @@ pub struct McpCall {
 /// `mcp_call.status`: a wider set than other items have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum McpCallStatus {
     InProgress,
     Calling,
@@ -115,12 +143,18 @@ pub enum McpCallStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum McpCallError {
+    /// OpenAI's typed error object.
     Typed(McpToolCallError),
+    /// A plain error string (older transcripts).
     Text(String),
 }
 
+/// A typed `mcp_call.error`: what failed in the call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum McpToolCallError {
     /// The server answered with a JSON-RPC error, or could not be reached.
     McpProtocolError {
@@ -168,7 +202,10 @@ fn content_text(content: &Value) -> String {
     }
 }
 
+/// An `mcp_approval_request` item: the call waits for the client's approval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct McpApprovalRequest {
     pub id: String,
     pub server_label: String,
@@ -176,7 +213,10 @@ pub struct McpApprovalRequest {
     pub arguments: String,
 }
 
+/// An `mcp_approval_response` item: the client's answer to a request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct McpApprovalResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,

@@ -25,6 +25,9 @@ macro_rules! open_enum {
         #[derive(Debug, Clone, PartialEq)]
         // The wire grows: a new known type becomes a new variant.
         #[non_exhaustive]
+        // One variant per wire `type`, named for the tag beside it in the
+        // invocation; the type it carries is documented.
+        #[allow(missing_docs)]
         pub enum $name {
             $( $(#[$vmeta])* $var($ty), )*
             /// A type this version does not know; kept verbatim.

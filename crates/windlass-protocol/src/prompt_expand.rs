@@ -30,6 +30,7 @@ pub enum PromptError {
 }
 
 impl PromptError {
+    /// The name of the variable the error is about.
     pub fn variable(&self) -> &str {
         match self {
             PromptError::Missing(n)
@@ -64,7 +65,10 @@ impl std::error::Error for PromptError {}
 /// The instructions and input a template gives with its variables.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expanded {
+    /// The template's instructions with the variables filled in, if it has any.
     pub instructions: Option<String>,
+    /// The template's `input` items with the variables filled in (they go
+    /// before the request's own input).
     pub input: Vec<Item>,
 }
 

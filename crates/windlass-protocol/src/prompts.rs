@@ -13,6 +13,8 @@ use crate::items::Item;
 /// `prompt` on `POST /v1/responses`, echoed on the response as given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct PromptParam {
     pub id: String,
     /// A version number as a string; the latest when absent.
@@ -26,7 +28,9 @@ pub struct PromptParam {
 /// `input_image`, `input_file`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum PromptValue {
+    /// A string, put in as text.
     Text(String),
+    /// An input part, put in where the variable stands.
     Part(ContentPart),
 }
 
@@ -50,6 +54,7 @@ impl PromptValue {
 /// What one prompt version holds.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PromptTemplate {
+    /// Instructions text with `{{variable}}` placeholders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
     /// Items placed before the request's own input.
@@ -60,11 +65,16 @@ pub struct PromptTemplate {
 /// A prompt as the prompts API returns it (`object: "prompt"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prompt {
+    /// `pmpt_...`.
     pub id: String,
+    /// Always [`Prompt::OBJECT`].
     pub object: String,
+    /// Seconds since the epoch.
     pub created_at: u64,
+    /// Its name, if one was given.
     #[serde(default)]
     pub name: Option<String>,
+    /// The caller's key-value pairs, kept as given.
     #[serde(default)]
     pub metadata: Map<String, Value>,
     /// The newest version's number.
@@ -72,6 +82,7 @@ pub struct Prompt {
 }
 
 impl Prompt {
+    /// The `object` of a prompt.
     pub const OBJECT: &'static str = "prompt";
 }
 
@@ -80,10 +91,13 @@ impl Prompt {
 pub struct PromptVersion {
     /// The prompt's id.
     pub id: String,
+    /// Always [`PromptVersion::OBJECT`].
     pub object: String,
     /// `"1"`, `"2"`, ... in the order they were made.
     pub version: String,
+    /// Seconds since the epoch.
     pub created_at: u64,
+    /// The version's `instructions` and `input`, at the top level of the JSON.
     #[serde(flatten)]
     pub template: PromptTemplate,
     /// The placeholders the template uses, sorted.
@@ -91,6 +105,7 @@ pub struct PromptVersion {
 }
 
 impl PromptVersion {
+    /// The `object` of a prompt version.
     pub const OBJECT: &'static str = "prompt.version";
 
     /// Version `number` of prompt `id` holding `template`.

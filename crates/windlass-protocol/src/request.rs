@@ -12,6 +12,8 @@ use crate::tools::{Tool, ToolChoice};
 /// the OpenAI extensions Windlass knows, and `extra` for anything else (which
 /// the server rejects by name rather than drop).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct CreateResponseRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -105,7 +107,9 @@ pub struct CreateResponseRequest {
 /// `input`: a string (one user message) or a list of items.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
+    /// One string: a user message.
     Text(String),
+    /// A list of items.
     Items(Vec<Item>),
 }
 
@@ -151,6 +155,8 @@ impl<'de> Deserialize<'de> for Input {
 /// Unknown keys are refused, as in [`TextParam`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct StreamOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_obfuscation: Option<bool>,
@@ -159,6 +165,8 @@ pub struct StreamOptions {
 /// Unknown keys are refused (a typo would otherwise be silently ignored).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct TextParam {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<TextFormat>,
@@ -185,7 +193,10 @@ impl TextFormat {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct EmptyObject {}
 
+/// `text.format` of type `json_schema`: the schema the answer must match.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct JsonSchemaFormat {
     pub name: String,
     #[serde(default)]
@@ -195,8 +206,12 @@ pub struct JsonSchemaFormat {
     pub strict: Option<bool>,
 }
 
+/// `text.verbosity`: how long the answer should be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of the OpenResponses contract
+// (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub enum Verbosity {
     Low,
     Medium,
@@ -206,6 +221,8 @@ pub enum Verbosity {
 /// Unknown keys are refused, as in [`TextParam`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct ReasoningParam {
     #[serde(default)]
     pub effort: Option<ReasoningEffort>,
@@ -213,8 +230,12 @@ pub struct ReasoningParam {
     pub summary: Option<ReasoningSummary>,
 }
 
+/// `reasoning.effort`: how much the model should reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of the OpenResponses contract
+// (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub enum ReasoningEffort {
     None,
     Minimal,
@@ -224,16 +245,24 @@ pub enum ReasoningEffort {
     Xhigh,
 }
 
+/// `reasoning.summary`: how detailed the reasoning summary should be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of the OpenResponses contract
+// (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub enum ReasoningSummary {
     Concise,
     Detailed,
     Auto,
 }
 
+/// `truncation`: drop old input to fit the context (`auto`) or fail (`disabled`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of the OpenResponses contract
+// (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub enum Truncation {
     Auto,
     #[default]
@@ -245,6 +274,9 @@ pub enum Truncation {
 /// the transcript is compacted (the model's context length when absent).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them (`kind` is
+// `type`).
+#[allow(missing_docs)]
 pub struct ContextManagement {
     #[serde(rename = "type")]
     pub kind: String,
@@ -253,11 +285,14 @@ pub struct ContextManagement {
 }
 
 impl ContextManagement {
+    /// The one `context_management` type there is.
     pub const COMPACTION: &'static str = "compaction";
 }
 
 /// `POST /v1/responses/input_tokens`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct InputTokenCount {
     /// `response.input_tokens`.
     pub object: String,
@@ -269,6 +304,7 @@ pub struct InputTokenCount {
 }
 
 impl InputTokenCount {
+    /// The `object` of an input token count.
     pub const OBJECT: &'static str = "response.input_tokens";
 }
 
@@ -276,11 +312,17 @@ impl InputTokenCount {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ConversationParam {
+    /// A bare conversation id.
     Id(String),
-    Object { id: String },
+    /// `{"id": ...}`.
+    Object {
+        /// The conversation id.
+        id: String,
+    },
 }
 
 impl ConversationParam {
+    /// The conversation id, whichever form carried it.
     pub fn id(&self) -> &str {
         match self {
             ConversationParam::Id(id) | ConversationParam::Object { id } => id,

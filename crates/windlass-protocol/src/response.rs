@@ -11,6 +11,9 @@ use crate::tools::{Tool, ToolChoice};
 /// extend the contract's set; all but `queued`/`in_progress` are terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of the OpenResponses contract
+// (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub enum ResponseStatus {
     Queued,
     InProgress,
@@ -22,6 +25,7 @@ pub enum ResponseStatus {
 }
 
 impl ResponseStatus {
+    /// Whether the response has finished (no longer queued or in progress).
     pub fn is_terminal(self) -> bool {
         !matches!(self, ResponseStatus::Queued | ResponseStatus::InProgress)
     }
@@ -36,6 +40,7 @@ impl ResponseStatus {
         }
     }
 
+    /// The status's wire spelling.
     pub fn as_str(self) -> &'static str {
         use ResponseStatus::*;
         match self {
@@ -53,6 +58,8 @@ impl ResponseStatus {
 /// `GET /v1/responses/{id}` and the body of every lifecycle event.
 /// Every field the contract requires is always present; nullable ones as `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct ResponseResource {
     pub id: String,
     pub object: String,
@@ -105,6 +112,8 @@ pub struct ResponseResource {
 
 /// A response's `conversation`: the conversation's id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct ConversationRef {
     pub id: String,
 }
@@ -129,19 +138,27 @@ impl ResponseResource {
     }
 }
 
+/// Why a response is `incomplete` (e.g. `max_output_tokens`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct IncompleteDetails {
     pub reason: String,
 }
 
 /// The `error` of a failed response: `{code, message}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct ResponseError {
     pub code: String,
     pub message: String,
 }
 
+/// A response's `text`: the format and verbosity it was asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct TextField {
     pub format: TextFormat,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,7 +174,10 @@ impl Default for TextField {
     }
 }
 
+/// The tokens a response used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -179,18 +199,26 @@ impl Usage {
     }
 }
 
+/// `usage.input_tokens_details`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct InputTokensDetails {
     pub cached_tokens: u64,
 }
 
+/// `usage.output_tokens_details`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct OutputTokensDetails {
     pub reasoning_tokens: u64,
 }
 
 /// A page of `GET /v1/responses/{id}/input_items`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct ItemList {
     pub object: String,
     pub data: Vec<Item>,
@@ -201,6 +229,8 @@ pub struct ItemList {
 
 /// `DELETE /v1/responses/{id}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct DeletedResponse {
     pub id: String,
     pub object: String,

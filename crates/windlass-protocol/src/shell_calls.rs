@@ -15,6 +15,8 @@ use crate::open_enum::open_enum;
 
 /// `{"type": "shell", "environment": ...}` in `tools`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ShellTool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<ShellEnvironment>,
@@ -38,6 +40,7 @@ impl ShellEnvironment {
     }
 }
 
+/// `{"type": "local"}`: the client's machine runs the commands.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct LocalEnvironment {
     /// OpenAI's local skills; kept as sent.
@@ -45,13 +48,18 @@ pub struct LocalEnvironment {
     pub skills: Option<Vec<Value>>,
 }
 
+/// `{"type": "container_reference"}`: an existing container runs the commands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ContainerReference {
     pub container_id: String,
 }
 
 /// The `shell_call` item: commands for the environment to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ShellCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -69,6 +77,8 @@ pub struct ShellCall {
 
 /// The commands of a `shell_call`, run in order, and their limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ShellAction {
     pub commands: Vec<String>,
     /// Characters of combined stdout and stderr to keep.
@@ -80,6 +90,8 @@ pub struct ShellAction {
 
 /// The `shell_call_output` item: one chunk per command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ShellCallOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
@@ -97,6 +109,8 @@ pub struct ShellCallOutput {
 
 /// What one command printed and how it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ShellOutputChunk {
     pub stdout: String,
     pub stderr: String,
@@ -105,8 +119,12 @@ pub struct ShellOutputChunk {
     pub created_by: Option<String>,
 }
 
+/// How a shell command ended: timed out, or exited with a code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ShellOutcome {
     Timeout,
     Exit { exit_code: i32 },
@@ -118,6 +136,8 @@ pub struct LocalShellTool {}
 
 /// The `local_shell_call` item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct LocalShellCall {
     pub id: String,
     pub call_id: String,
@@ -127,6 +147,8 @@ pub struct LocalShellCall {
 
 /// `{"type": "exec", "command": [...], "env": {...}, ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct LocalShellAction {
     #[serde(rename = "type")]
     pub kind: ExecTag,
@@ -144,6 +166,9 @@ pub struct LocalShellAction {
 /// The only `local_shell_call` action type, `exec`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum ExecTag {
     #[default]
     Exec,
@@ -153,6 +178,8 @@ pub enum ExecTag {
 /// `id` (the call's `call_id`); clients that send `call_id` instead are
 /// read too. `output` is a JSON string of the command's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct LocalShellCallOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,

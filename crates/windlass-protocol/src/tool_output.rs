@@ -10,7 +10,9 @@ use crate::content::ContentPart;
 /// A tool's output: a string, or content parts (text, images, files).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolOutput {
+    /// A plain string output.
     Text(String),
+    /// Content parts: text, images, files.
     Parts(Vec<ContentPart>),
 }
 

@@ -61,7 +61,10 @@ impl Tool {
     }
 }
 
+/// A `function` tool: the client runs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct FunctionTool {
     pub name: String,
     #[serde(default)]
@@ -75,6 +78,9 @@ pub struct FunctionTool {
 /// `none`, `auto` or `required`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of the OpenResponses contract
+// (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub enum ToolChoiceMode {
     None,
     #[default]
@@ -85,7 +91,9 @@ pub enum ToolChoiceMode {
 /// `tool_choice`: a mode string or an object form.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolChoice {
+    /// `none`, `auto` or `required`.
     Mode(ToolChoiceMode),
+    /// A specific tool or set of tools.
     Object(ToolChoiceObject),
 }
 
@@ -110,19 +118,28 @@ impl ToolChoiceObject {
     }
 }
 
+/// `{"type": "function", "name"}`: force that function.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct SpecificFunction {
     pub name: String,
 }
 
+/// `{"type": "mcp", "server_label", "name"}`: force a server's tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct SpecificMcp {
     pub server_label: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
+/// `{"type": "allowed_tools"}`: restrict the model to these tools.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror the OpenResponses contract (openapi.json), named as it names them.
+#[allow(missing_docs)]
 pub struct AllowedTools {
     pub tools: Vec<ToolChoiceObject>,
     #[serde(default)]

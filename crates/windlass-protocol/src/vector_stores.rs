@@ -6,26 +6,38 @@ use serde_json::{Map, Value};
 
 use crate::file_search::{Attributes, Filter, RankingOptions};
 
+/// `object` of a vector store.
 pub const OBJECT_VECTOR_STORE: &str = "vector_store";
+/// `object` of a deleted vector store's answer.
 pub const OBJECT_VECTOR_STORE_DELETED: &str = "vector_store.deleted";
+/// `object` of a vector store file.
 pub const OBJECT_VECTOR_STORE_FILE: &str = "vector_store.file";
+/// `object` of a deleted vector store file's answer.
 pub const OBJECT_VECTOR_STORE_FILE_DELETED: &str = "vector_store.file.deleted";
+/// `object` of a file batch.
 pub const OBJECT_FILE_BATCH: &str = "vector_store.files_batch";
+/// `object` of a search results page.
 pub const OBJECT_SEARCH_PAGE: &str = "vector_store.search_results.page";
+/// `object` of a file content page.
 pub const OBJECT_FILE_CONTENT_PAGE: &str = "vector_store.file_content.page";
 
 /// `chunking_strategy: auto`: OpenAI's documented defaults.
 pub const AUTO_MAX_CHUNK_TOKENS: u32 = 800;
+/// See [`AUTO_MAX_CHUNK_TOKENS`].
 pub const AUTO_CHUNK_OVERLAP_TOKENS: u32 = 400;
 /// Bounds of `static.max_chunk_size_tokens`.
 pub const MIN_CHUNK_TOKENS: u32 = 100;
+/// See [`MIN_CHUNK_TOKENS`].
 pub const MAX_CHUNK_TOKENS: u32 = 4096;
 /// Bounds of `max_num_results`.
 pub const MAX_NUM_RESULTS: u32 = 50;
+/// `max_num_results` when the request leaves it out.
 pub const DEFAULT_NUM_RESULTS: u32 = 10;
 
 /// A vector store (`object: "vector_store"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct VectorStore {
     pub id: String,
     pub object: String,
@@ -66,7 +78,10 @@ pub enum SearchMode {
     Keyword,
 }
 
+/// A vector store's or batch's `file_counts`, by status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct FileCounts {
     pub in_progress: u64,
     pub completed: u64,
@@ -75,8 +90,12 @@ pub struct FileCounts {
     pub total: u64,
 }
 
+/// A vector store's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Vector stores API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum VectorStoreStatus {
     Expired,
     InProgress,
@@ -85,19 +104,27 @@ pub enum VectorStoreStatus {
 
 /// `{"anchor": "last_active_at", "days": N}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ExpiresAfter {
     pub anchor: ExpiresAnchor,
     pub days: u32,
 }
 
+/// What a store's expiry counts from: only `last_active_at` exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Vector stores API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum ExpiresAnchor {
     LastActiveAt,
 }
 
 /// `POST /v1/vector_stores`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CreateVectorStoreRequest {
     #[serde(default)]
     pub name: Option<String>,
@@ -116,6 +143,8 @@ pub struct CreateVectorStoreRequest {
 /// `POST /v1/vector_stores/{id}`: fields present are replaced; an explicit
 /// `null` `expires_after` removes the policy.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct UpdateVectorStoreRequest {
     #[serde(default)]
     pub name: Option<String>,
@@ -149,6 +178,9 @@ where
 /// a known strategy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Vector stores API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum ChunkingStrategy {
     Auto,
     Static {
@@ -158,13 +190,17 @@ pub enum ChunkingStrategy {
     Other,
 }
 
+/// `chunking_strategy.static`: chunk size and overlap, in tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct StaticChunking {
     pub max_chunk_size_tokens: u32,
     pub chunk_overlap_tokens: u32,
 }
 
 impl StaticChunking {
+    /// The sizes `auto` uses.
     pub const AUTO: StaticChunking = StaticChunking {
         max_chunk_size_tokens: AUTO_MAX_CHUNK_TOKENS,
         chunk_overlap_tokens: AUTO_CHUNK_OVERLAP_TOKENS,
@@ -203,6 +239,7 @@ impl ChunkingStrategy {
         }
     }
 
+    /// Refuses a strategy a client may not request, or out-of-bounds sizes.
     pub fn check(&self) -> Result<(), String> {
         match self {
             ChunkingStrategy::Static { config } => config.check(),
@@ -214,6 +251,8 @@ impl ChunkingStrategy {
 
 /// A file attached to a vector store (`object: "vector_store.file"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct VectorStoreFile {
     /// The file's id.
     pub id: String,
@@ -230,8 +269,12 @@ pub struct VectorStoreFile {
     pub chunking_strategy: Option<ChunkingStrategy>,
 }
 
+/// A vector store file's ingestion status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Vector stores API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum VectorStoreFileStatus {
     InProgress,
     Completed,
@@ -240,6 +283,7 @@ pub enum VectorStoreFileStatus {
 }
 
 impl VectorStoreFileStatus {
+    /// The status's wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             VectorStoreFileStatus::InProgress => "in_progress",
@@ -249,6 +293,7 @@ impl VectorStoreFileStatus {
         }
     }
 
+    /// The status a wire spelling names, if any.
     pub fn parse(s: &str) -> Option<VectorStoreFileStatus> {
         serde_json::from_value(Value::String(s.to_owned())).ok()
     }
@@ -256,13 +301,19 @@ impl VectorStoreFileStatus {
 
 /// Why ingesting a file failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct LastError {
     pub code: LastErrorCode,
     pub message: String,
 }
 
+/// `last_error.code`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Vector stores API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum LastErrorCode {
     ServerError,
     UnsupportedFile,
@@ -271,6 +322,8 @@ pub enum LastErrorCode {
 
 /// `POST /v1/vector_stores/{id}/files`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CreateVectorStoreFileRequest {
     pub file_id: String,
     #[serde(default)]
@@ -281,6 +334,8 @@ pub struct CreateVectorStoreFileRequest {
 
 /// `POST /v1/vector_stores/{id}/files/{file_id}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct UpdateVectorStoreFileRequest {
     pub attributes: Option<Attributes>,
 }
@@ -288,6 +343,8 @@ pub struct UpdateVectorStoreFileRequest {
 /// `POST /v1/vector_stores/{id}/file_batches`: `file_ids` with shared
 /// settings, or `files` each with its own (mutually exclusive).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CreateFileBatchRequest {
     #[serde(default)]
     pub file_ids: Option<Vec<String>>,
@@ -320,6 +377,8 @@ impl CreateFileBatchRequest {
 
 /// A batch of files attached together (`object: "vector_store.files_batch"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct VectorStoreFileBatch {
     pub id: String,
     pub object: String,
@@ -331,6 +390,8 @@ pub struct VectorStoreFileBatch {
 
 /// `POST /v1/vector_stores/{id}/search`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct SearchRequest {
     pub query: SearchQueryText,
     #[serde(default)]
@@ -349,11 +410,14 @@ pub struct SearchRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SearchQueryText {
+    /// One query.
     One(String),
+    /// Several queries, searched together.
     Many(Vec<String>),
 }
 
 impl SearchQueryText {
+    /// The queries, one or many, as a list.
     pub fn queries(&self) -> Vec<String> {
         match self {
             SearchQueryText::One(q) => vec![q.clone()],
@@ -364,6 +428,8 @@ impl SearchQueryText {
 
 /// The answer to a search (`object: "vector_store.search_results.page"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct SearchResultsPage {
     pub object: String,
     pub search_query: Vec<String>,
@@ -374,6 +440,8 @@ pub struct SearchResultsPage {
 
 /// One search hit: a chunk of one file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct SearchResult {
     pub file_id: String,
     pub filename: String,
@@ -385,6 +453,8 @@ pub struct SearchResult {
 
 /// `{"type": "text", "text": ...}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct TextContent {
     #[serde(rename = "type")]
     pub kind: String,
@@ -392,6 +462,7 @@ pub struct TextContent {
 }
 
 impl TextContent {
+    /// A `text` chunk.
     pub fn new(text: impl Into<String>) -> TextContent {
         TextContent {
             kind: "text".to_owned(),
@@ -403,6 +474,8 @@ impl TextContent {
 /// `GET /v1/vector_stores/{id}/files/{file_id}/content`: the file's chunks
 /// in order (`object: "vector_store.file_content.page"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Vector stores API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct FileContentPage {
     pub object: String,
     pub data: Vec<TextContent>,

@@ -18,6 +18,8 @@ pub const INCLUDE_WEB_SEARCH_SOURCES: &str = "web_search_call.action.sources";
 /// "web_search_preview_2025_03_11", ...}` in `tools`. The preview types have
 /// no `filters` and add `search_content_types`; one struct reads both.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct WebSearchTool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filters: Option<WebSearchFilters>,
@@ -48,7 +50,10 @@ impl WebSearchTool {
     }
 }
 
+/// `filters`: the domains a search may use.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct WebSearchFilters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_domains: Option<Vec<String>>,
@@ -57,6 +62,9 @@ pub struct WebSearchFilters {
 /// How much of the context window search results may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum SearchContextSize {
     Low,
     #[default]
@@ -64,8 +72,12 @@ pub enum SearchContextSize {
     High,
 }
 
+/// What a search may return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum SearchContentType {
     Text,
     Image,
@@ -73,6 +85,8 @@ pub enum SearchContentType {
 
 /// The user's approximate location.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct UserLocation {
     /// Always `approximate` when given.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
@@ -89,14 +103,20 @@ pub struct UserLocation {
     pub timezone: Option<String>,
 }
 
+/// `user_location.type`, always `approximate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum LocationKind {
     Approximate,
 }
 
 /// The `web_search_call` output item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct WebSearchCall {
     pub id: String,
     pub action: WebSearchAction,
@@ -125,8 +145,12 @@ impl WebSearchCall {
     }
 }
 
+/// A `web_search_call`'s status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of OpenAI's Responses API reference, named
+// as it names them.
+#[allow(missing_docs)]
 pub enum WebSearchCallStatus {
     InProgress,
     Searching,
@@ -151,6 +175,8 @@ impl WebSearchAction {
 
 /// A search: its query (or queries) and the sources it found.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct SearchAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
@@ -164,6 +190,8 @@ pub struct SearchAction {
 /// `title` and `snippet` are Windlass extensions holding what the model
 /// saw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct WebSearchSource {
     #[serde(rename = "type")]
     pub kind: String,
@@ -188,6 +216,8 @@ impl WebSearchSource {
 
 /// A result page opened (fetched).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct OpenPageAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -199,6 +229,8 @@ pub struct OpenPageAction {
 
 /// A pattern looked for in an opened page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror OpenAI's Responses API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct FindInPageAction {
     pub url: String,
     pub pattern: String,

@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::ids::new_id;
 use crate::response::ResponseStatus;
 
+/// A webhook's body: `{"id", "object": "event", "created_at", "type", "data"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror OpenAI's webhook event reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct WebhookEvent {
     /// `evt_...`; also the `webhook-id` header, the same on every retry so
     /// the receiver can drop duplicates.
@@ -20,7 +23,10 @@ pub struct WebhookEvent {
     pub data: WebhookEventData,
 }
 
+/// A webhook's `data`: the id of the response it is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror OpenAI's webhook event reference, named as it names them.
+#[allow(missing_docs)]
 pub struct WebhookEventData {
     pub id: String,
 }

@@ -3,7 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Anthropic's error body: `{"type": "error", "error": {...}, "request_id"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct ErrorResponse {
     #[serde(rename = "type")]
     pub kind: ErrorType,
@@ -12,14 +15,21 @@ pub struct ErrorResponse {
     pub request_id: Option<String>,
 }
 
+/// The body's `type`, always `error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum ErrorType {
     #[default]
     Error,
 }
 
+/// The inner `error`: its `type` (e.g. `invalid_request_error`) and message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct ErrorDetail {
     #[serde(rename = "type")]
     pub kind: String,

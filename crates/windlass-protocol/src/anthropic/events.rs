@@ -7,8 +7,12 @@ use serde::{Deserialize, Serialize};
 use super::error::ErrorDetail;
 use super::message::{Message, OutputBlock, StopReason};
 
+/// One Messages stream event; the variant is the SSE `event:` name and the JSON `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum MessageEvent {
     MessageStart {
         message: Message,
@@ -51,8 +55,12 @@ impl MessageEvent {
     }
 }
 
+/// The `delta` of a `content_block_delta` event, by block kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum BlockDelta {
     TextDelta { text: String },
     InputJsonDelta { partial_json: String },
@@ -60,7 +68,10 @@ pub enum BlockDelta {
     SignatureDelta { signature: String },
 }
 
+/// `message_delta.delta`: why and where the message stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct MessageDeltaBody {
     pub stop_reason: Option<StopReason>,
     pub stop_sequence: Option<String>,
@@ -68,6 +79,8 @@ pub struct MessageDeltaBody {
 
 /// `message_delta.usage`: the totals at the end of the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct DeltaUsage {
     pub input_tokens: u64,
     pub output_tokens: u64,

@@ -7,6 +7,8 @@ use super::server_tools::{CodeExecutionToolResultContent, WebSearchToolResultCon
 
 /// `{"type": "message", "role": "assistant", ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct Message {
     pub id: String,
     #[serde(rename = "type")]
@@ -19,22 +21,34 @@ pub struct Message {
     pub usage: MessageUsage,
 }
 
+/// A message's `type`, always `message`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum MessageType {
     #[default]
     Message,
 }
 
+/// An answer's `role`, always `assistant`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum AssistantRole {
     #[default]
     Assistant,
 }
 
+/// Why the model stopped (`stop_reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum StopReason {
     EndTurn,
     MaxTokens,
@@ -44,7 +58,10 @@ pub enum StopReason {
     Refusal,
 }
 
+/// A message's token `usage`, with the prompt-cache counts when known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct MessageUsage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -55,6 +72,9 @@ pub struct MessageUsage {
 /// A content block of the answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum OutputBlock {
     Text {
         text: String,
@@ -114,6 +134,8 @@ pub enum OutputBlock {
 
 /// `{"type": "text", "text": ...}` where only text may stand.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct TextBlock {
     #[serde(rename = "type")]
     pub kind: TextType,
@@ -121,6 +143,7 @@ pub struct TextBlock {
 }
 
 impl TextBlock {
+    /// A `text` block holding `text`.
     pub fn new(text: impl Into<String>) -> TextBlock {
         TextBlock {
             kind: TextType::Text,
@@ -129,8 +152,12 @@ impl TextBlock {
     }
 }
 
+/// A text block's `type`, always `text`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum TextType {
     #[default]
     Text,

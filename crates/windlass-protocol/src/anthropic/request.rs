@@ -9,6 +9,8 @@ use super::server_tools::{CodeExecutionToolResultContent, WebSearchToolResultCon
 /// `count_tokens` takes none; the create route requires it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct MessagesRequest {
     #[serde(default)]
     pub model: Option<String>,
@@ -74,11 +76,16 @@ pub struct MessagesRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SystemPrompt {
+    /// `system` as one string.
     Text(String),
+    /// `system` as text blocks.
     Blocks(Vec<SystemBlock>),
 }
 
+/// One block of a block-list `system` prompt (`type` `text`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct SystemBlock {
     #[serde(rename = "type")]
     pub kind: String,
@@ -90,8 +97,12 @@ pub struct SystemBlock {
     pub citations: Option<Value>,
 }
 
+/// Who wrote an input message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum MessageRole {
     User,
     Assistant,
@@ -99,8 +110,11 @@ pub enum MessageRole {
     System,
 }
 
+/// One entry of `messages`: a role and its content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct InputMessage {
     pub role: MessageRole,
     pub content: InputContent,
@@ -110,7 +124,9 @@ pub struct InputMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum InputContent {
+    /// One string: a single text block.
     Text(String),
+    /// Content blocks, kept as sent until translated.
     Blocks(Vec<Value>),
 }
 
@@ -118,6 +134,9 @@ pub enum InputContent {
 /// the surface, so an unknown `type` can be named with its position.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum InputBlock {
     Text {
         text: String,
@@ -229,13 +248,18 @@ impl InputBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ToolResultContent {
+    /// One string: a single text block.
     Text(String),
+    /// Content blocks, kept as sent until translated.
     Blocks(Vec<Value>),
 }
 
 /// An image's or document's `source`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum MediaSource {
     Base64 {
         media_type: String,
@@ -262,6 +286,8 @@ pub enum MediaSource {
 /// One entry of `tools`: a custom tool (`input_schema`) or one of
 /// Anthropic's typed tools (`web_search_20250305`, `bash_20250124`, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct ToolDefinition {
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
@@ -286,8 +312,12 @@ impl ToolDefinition {
     }
 }
 
+/// `tool_choice`: let the model choose, force some tool, force one tool, or none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum ToolChoice {
     Auto {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -318,6 +348,7 @@ impl ThinkingConfig {
 }
 
 impl ToolChoice {
+    /// Whether the choice turns off parallel tool use (absent means `false`).
     pub fn disable_parallel_tool_use(&self) -> bool {
         match self {
             ToolChoice::Auto {
@@ -335,15 +366,22 @@ impl ToolChoice {
     }
 }
 
+/// `metadata`: only `user_id`, as Anthropic accepts.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct RequestMetadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
 }
 
+/// `thinking`: extended thinking on with a budget, adaptive, or off.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum ThinkingConfig {
     Enabled {
         budget_tokens: u64,
@@ -365,6 +403,8 @@ pub enum ThinkingConfig {
 /// surface can name an unknown one with its position.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct ContextManagementConfig {
     #[serde(default)]
     pub edits: Vec<Value>,
@@ -373,6 +413,8 @@ pub struct ContextManagementConfig {
 /// `output_config`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct OutputConfig {
     /// `low`, `medium`, `high`, `xhigh` or `max`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -384,6 +426,9 @@ pub struct OutputConfig {
 /// `output_config.format`: `{"type": "json_schema", "schema": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// Variants (and their fields) mirror the wire values of Anthropic's Messages API reference,
+// named as it names them.
+#[allow(missing_docs)]
 pub enum OutputFormat {
     JsonSchema { schema: Value },
 }
@@ -392,6 +437,8 @@ pub enum OutputFormat {
 /// entry without `url`: the operator's configured server of that `name`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct McpServer {
     #[serde(rename = "type")]
     pub kind: String,
@@ -404,8 +451,11 @@ pub struct McpServer {
     pub tool_configuration: Option<McpToolConfiguration>,
 }
 
+/// An MCP server's `tool_configuration`: whether its tools are on and which.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct McpToolConfiguration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
@@ -415,6 +465,8 @@ pub struct McpToolConfiguration {
 
 /// `POST /v1/messages/count_tokens`'s answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them.
+#[allow(missing_docs)]
 pub struct CountTokensResponse {
     pub input_tokens: u64,
 }

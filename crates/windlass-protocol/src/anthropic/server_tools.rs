@@ -9,7 +9,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum WebSearchToolResultContent {
+    /// The search results.
     Results(Vec<WebSearchResult>),
+    /// The search failed.
     Error(ToolResultError),
 }
 
@@ -18,6 +20,8 @@ pub enum WebSearchToolResultContent {
 /// there what the model read of the result (its snippet, or an opened
 /// page's text), so a replayed result reads the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct WebSearchResult {
     #[serde(rename = "type")]
     pub kind: String,
@@ -30,12 +34,15 @@ pub struct WebSearchResult {
 }
 
 impl WebSearchResult {
+    /// The result's wire `type`.
     pub const TYPE: &'static str = "web_search_result";
 }
 
 /// `{"type": "web_search_tool_result_error" | "code_execution_tool_result_error",
 /// "error_code"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct ToolResultError {
     #[serde(rename = "type")]
     pub kind: String,
@@ -46,7 +53,9 @@ pub struct ToolResultError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum CodeExecutionToolResultContent {
+    /// The run's result.
     Result(CodeExecutionResult),
+    /// The run failed.
     Error(ToolResultError),
 }
 
@@ -54,6 +63,8 @@ pub enum CodeExecutionToolResultContent {
 /// "content"}` (`content`: files the run wrote, by Files API id; Windlass
 /// lists none there).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields mirror Anthropic's Messages API reference, named as it names them (`kind` is `type`).
+#[allow(missing_docs)]
 pub struct CodeExecutionResult {
     #[serde(rename = "type")]
     pub kind: String,
@@ -65,5 +76,6 @@ pub struct CodeExecutionResult {
 }
 
 impl CodeExecutionResult {
+    /// The result's wire `type`.
     pub const TYPE: &'static str = "code_execution_result";
 }

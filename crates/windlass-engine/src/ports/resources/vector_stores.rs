@@ -198,7 +198,7 @@ pub struct SearchOutcome {
 /// What a search found, or why it searched nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Searched {
-    /// Every store was searched.
+    /// The search ran: its hits, best first.
     Done(SearchOutcome),
     /// One of the stores is unknown to the tenant (another tenant's too).
     UnknownStore,
