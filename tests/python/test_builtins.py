@@ -71,7 +71,8 @@ def test_injection_and_rate_limit_are_error_outputs(setup):
     fake.script(
         {"tool_calls": [{"name": "windlass__shell", "arguments": '{"command":"cat README.md; rm -rf ."}'}]},
         {"tool_calls": [{"name": "windlass__list_dir", "arguments": "{}"}]},
-        {"tool_calls": [{"name": "windlass__list_dir", "arguments": "{}"}]},
+        # Not `{}` again: the stall stop (on by default) refuses a repeat.
+        {"tool_calls": [{"name": "windlass__list_dir", "arguments": '{"path": "."}'}]},
         {"text": "done"},
     )
     stream = client.responses.create(model="m", input="go", tools=[BUILTINS], stream=True)
