@@ -3,7 +3,7 @@
 //! response's output, so each is unit-tested apart from the loop.
 
 use serde_json::Value;
-use windlass_protocol::{Item, Message, MessageContent, Role};
+use windlass_protocol::{Item, Role};
 
 use crate::config::VERIFICATION_PROMPT;
 use crate::naming::mcp_tool_name;
@@ -94,17 +94,7 @@ pub(crate) fn check_prompt(restate: bool, request: Option<&str>, output: &[Item]
     } else {
         VERIFICATION_PROMPT.to_owned()
     };
-    user_message(text)
-}
-
-pub(crate) fn user_message(text: impl Into<String>) -> Item {
-    Item::Message(Message {
-        id: None,
-        role: Role::User,
-        content: MessageContent::Text(text.into()),
-        status: None,
-        phase: None,
-    })
+    Item::user_text(text)
 }
 
 fn restated(request: Option<&str>, calls: &[DoneCall]) -> String {

@@ -1,5 +1,6 @@
 use super::*;
 use serde_json::json;
+use windlass_protocol::MessageContent;
 
 fn items(v: Value) -> Vec<Item> {
     serde_json::from_value(v).unwrap()

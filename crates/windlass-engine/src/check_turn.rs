@@ -14,7 +14,7 @@ use windlass_protocol::{EventData, Item};
 
 use super::Driver;
 use crate::check::REQUIRED_PROMPT;
-use crate::check::{answer_text, check_prompt, request_text, shows_missing_step, user_message};
+use crate::check::{answer_text, check_prompt, request_text, shows_missing_step};
 use crate::ports::agent::events::{CheckOutcome, CheckReport, RunEvent};
 use crate::state::{Phase, Verification};
 
@@ -84,7 +84,7 @@ impl Driver<'_, '_> {
         } else if self.reprompt_due(&draft, &answer) {
             let mut exchange = self.out.take_from(draft.at);
             self.out.take_held();
-            exchange.push(user_message(REQUIRED_PROMPT));
+            exchange.push(Item::user_text(REQUIRED_PROMPT));
             self.hidden.push((draft.at, exchange));
             self.choice = crate::upstream::TurnChoice::Required;
             self.state.missing_step = true;
