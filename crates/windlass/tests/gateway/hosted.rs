@@ -11,6 +11,7 @@ use windlass_protocol::{FileObject, FilePurpose, StaticChunking};
 use windlass_retrieval::{FileSearchExecutor, Ingestor, Searcher};
 use windlass_store::SqliteStore;
 use windlass_testkit::scenario::*;
+use windlass_testkit::search_backend::searxng;
 use windlass_testkit::{Gateway, GatewayOptions, Reply};
 
 const RETURNS: &str = "Returns policy. Refunds are paid within 30 days of the returned parcel arriving at our warehouse.";
@@ -337,26 +338,6 @@ async fn untyped_and_unknown_tool_types_are_refused_or_dropped_visibly() {
     let reqs = gw.upstream.requests();
     assert_eq!(upstream_tool_names(reqs.last().unwrap()), ["f"]);
     gw.stop().await;
-}
-
-/// A SearXNG-shaped `/search` answering every query with two results.
-async fn searxng() -> String {
-    use axum::routing::get;
-    let app = axum::Router::new().route(
-        "/search",
-        get(|| async {
-            axum::Json(json!({"results": [
-                {"url": "https://tokio.rs/", "title": "Tokio", "content": "An asynchronous runtime for Rust."},
-                {"url": "https://docs.rs/tokio", "title": "tokio - docs.rs", "content": "API docs."}
-            ]}))
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{addr}")
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 use windlass_providers::UpstreamKind;
+use windlass_testkit::messages::post as create;
 use windlass_testkit::{Gateway, GatewayOptions, Reply};
 
 async fn gateway(kind: UpstreamKind) -> Gateway {
@@ -13,18 +14,6 @@ async fn gateway(kind: UpstreamKind) -> Gateway {
         ..GatewayOptions::default()
     })
     .await
-}
-
-async fn create(gw: &Gateway, body: &Value) -> (u16, String) {
-    let resp = gw
-        .client
-        .post(gw.url("/v1/messages"))
-        .header("anthropic-version", "2023-06-01")
-        .json(body)
-        .send()
-        .await
-        .expect("send");
-    (resp.status().as_u16(), resp.text().await.expect("text"))
 }
 
 fn body() -> Value {

@@ -10,55 +10,13 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use windlass_engine::{ContainerStore, FileStore, ToolExecutor};
 use windlass_store::SqliteStore;
+use windlass_testkit::messages::{frames, post};
 use windlass_testkit::scenario::tool_messages;
+use windlass_testkit::search_backend::searxng;
 use windlass_testkit::{Gateway, GatewayOptions, Reply};
 use windlass_tools::hosted::code_interpreter::{
     CodeInterpreterConfig, CodeInterpreterExecutor, Runner,
 };
-
-async fn post(gw: &Gateway, body: &Value) -> (u16, String) {
-    let resp = gw
-        .client
-        .post(gw.url("/v1/messages"))
-        .header("anthropic-version", "2023-06-01")
-        .json(body)
-        .send()
-        .await
-        .expect("send");
-    (resp.status().as_u16(), resp.text().await.expect("text"))
-}
-
-/// `(event, data)` of each SSE frame.
-fn frames(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter(|f| f.starts_with("event: "))
-        .map(|f| {
-            let (event, data) = f.split_once('\n').expect("two lines");
-            let data = serde_json::from_str(data.trim_start_matches("data: ")).expect("json");
-            (event.trim_start_matches("event: ").to_owned(), data)
-        })
-        .collect()
-}
-
-/// A SearXNG-shaped `/search` answering every query with two results.
-async fn searxng() -> String {
-    use axum::routing::get;
-    let app = axum::Router::new().route(
-        "/search",
-        get(|| async {
-            axum::Json(json!({"results": [
-                {"url": "https://tokio.rs/", "title": "Tokio", "content": "An asynchronous runtime for Rust."},
-                {"url": "https://docs.rs/tokio", "title": "tokio - docs.rs", "content": "API docs."}
-            ]}))
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{addr}")
-}
 
 async fn search_gateway() -> Gateway {
     let url = searxng().await;

@@ -4,19 +4,8 @@
 
 use serde_json::{json, Value};
 use windlass_providers::UpstreamKind;
+use windlass_testkit::messages::post;
 use windlass_testkit::{Gateway, GatewayOptions, Reply};
-
-async fn post(gw: &Gateway, body: &Value) -> (u16, String) {
-    let resp = gw
-        .client
-        .post(gw.url("/v1/messages"))
-        .header("anthropic-version", "2023-06-01")
-        .json(body)
-        .send()
-        .await
-        .expect("send");
-    (resp.status().as_u16(), resp.text().await.expect("text"))
-}
 
 fn omitted() -> Value {
     json!({"model": "m", "max_tokens": 4000,
