@@ -86,3 +86,76 @@ async fn in_memory_has_no_disk_usage() {
     let store = SqliteStore::open_in_memory().await.expect("open");
     assert!(store.disk_usage().is_none());
 }
+
+/// Four writers saving back to back, no reader, and a limit so high the
+/// truncating checkpoint never runs.
+async fn steady_writes(store: &SqliteStore, saves: usize) -> u64 {
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let store = store.clone();
+        writers.push(tokio::spawn(async move {
+            let mut max_wal = 0u64;
+            for i in 0..saves {
+                Turn::new(&format!("s{w}_{i}"), None, 20, 4)
+                    .save(&store)
+                    .await;
+                max_wal = max_wal.max(store.disk_usage().expect("file").wal_bytes);
+            }
+            max_wal
+        }));
+    }
+    let mut max_wal = 0;
+    for w in writers {
+        max_wal = max_wal.max(w.await.expect("writer"));
+    }
+    max_wal
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_starts_over_under_steady_writes_without_truncating() {
+    let db = TempDb::new();
+    let options = SqliteOptions {
+        wal_limit_bytes: 1 << 40,
+        checkpoint_bytes: LIMIT,
+        size_log_interval: Duration::from_secs(1),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&db.path, options)
+        .await
+        .expect("open");
+    let max_wal = steady_writes(&store, 800).await;
+    let usage = store.disk_usage().expect("file database");
+    // Saves append while a passive checkpoint copies, so it never ends with
+    // every frame copied and SQLite never rewinds the log: without the
+    // paused catch-up pass the WAL kept every frame ever written (ten times
+    // the database). With it, the log starts over once per checkpoint.
+    assert!(usage.db_bytes > 16 * LIMIT, "{usage:?}");
+    assert!(
+        max_wal < 3 * usage.db_bytes,
+        "WAL reached {max_wal} bytes; {usage:?}"
+    );
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_under_writes_ends() {
+    let db = TempDb::new();
+    let options = SqliteOptions {
+        checkpoint_bytes: 0,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&db.path, options)
+        .await
+        .expect("open");
+    let writing = {
+        let store = store.clone();
+        tokio::spawn(async move { steady_writes(&store, 200).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A checkpoint waiting to pause the writes must not wait for the lock
+    // that closing holds.
+    tokio::time::timeout(Duration::from_secs(30), store.close())
+        .await
+        .expect("close ended");
+    writing.abort();
+}

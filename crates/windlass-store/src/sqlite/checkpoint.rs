@@ -11,18 +11,22 @@
 //! Like saves, a checkpoint (which copies pages and fsyncs the database
 //! file) runs on tokio's blocking pool, never on a runtime thread.
 //!
-//! Passive checkpoints alone do not bound the WAL: SQLite rewinds the log
-//! only after a checkpoint that copied every frame while no reader used it,
-//! which steady writes and reads never allow (a 3-minute soak grew it to
-//! 1.45 GB). So once the `-wal` file passes the configured limit a
-//! `TRUNCATE` checkpoint follows the passive one: it waits for the readers
-//! of the moment (reads are single short queries) and for the writer's
-//! current save, copies the few frames the passive pass left, and truncates
-//! the file to zero. That pass holds the write lock only while it copies
-//! what is left, so saves wait milliseconds, not the whole copy. Between two
+//! Passive checkpoints alone do not rewind the WAL: SQLite starts the log
+//! over only after a checkpoint that copied every frame, and steady saves
+//! append while one copies. So after a passive pass copied what it saw, a
+//! second one copies what was appended meanwhile, and a third runs with
+//! the writes paused ([`catch_up`]): it has a few milliseconds of frames to
+//! copy, and the next commit starts the log over. Readers can still keep a
+//! checkpoint from copying everything (a 3-minute soak of passive passes
+//! grew the WAL to 1.45 GB), so once the `-wal` file passes the configured
+//! limit and the catch-up did not rewind it, a `TRUNCATE` checkpoint
+//! follows: it waits for the readers of the moment (reads are single short
+//! queries), copies what is left and truncates the file to zero, holding
+//! SQLite's write lock meanwhile (~40 ms for a 64 MiB log here). Between two
 //! checks the WAL can grow by at most [`MIN_INTERVAL`] of writes.
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rusqlite::Connection;
@@ -67,10 +71,21 @@ impl WalBound {
     }
 }
 
+/// Stops every write of the process until the returned guard is dropped
+/// (`None`: the store is gone). Set once the writer exists.
+pub(super) type PauseWrites = Box<dyn Fn() -> Option<Box<dyn Send>> + Send + Sync>;
+
 /// The writer's handle on the checkpoint task.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(super) struct Checkpointer {
     tx: mpsc::Sender<Signal>,
+    pause: Arc<OnceLock<PauseWrites>>,
+}
+
+impl std::fmt::Debug for Checkpointer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checkpointer").finish_non_exhaustive()
+    }
 }
 
 impl Checkpointer {
@@ -81,12 +96,20 @@ impl Checkpointer {
         // One pending signal is enough: commits after it are covered by the
         // checkpoint it triggers.
         let (tx, rx) = mpsc::channel(1);
+        let pause = Arc::new(OnceLock::new());
         let checker = Checker {
             bound,
             last_log: None,
+            pause: pause.clone(),
         };
         tokio::spawn(run(conn, checker, rx));
-        Checkpointer { tx }
+        Checkpointer { tx, pause }
+    }
+
+    /// How the catch-up pass stops the writes (see [`catch_up`]); without
+    /// it, checkpoints are passive only.
+    pub(super) fn pause_writes_with(&self, pause: PauseWrites) {
+        let _ = self.pause.set(pause);
     }
 
     /// Never waits: a full channel already holds a pending checkpoint.
@@ -106,6 +129,7 @@ impl Checkpointer {
 struct Checker {
     bound: WalBound,
     last_log: Option<Instant>,
+    pause: Arc<OnceLock<PauseWrites>>,
 }
 
 impl Checker {
@@ -138,6 +162,12 @@ async fn run(mut conn: Connection, mut checker: Checker, mut rx: mpsc::Receiver<
         if let Signal::Close(done) = signal {
             finish(conn, Some(done)).await;
             return;
+        }
+        // Asked for while it ran: covered by it (the catch-up pass copied
+        // every frame up to its end), unless a close is waiting.
+        if let Ok(close @ Signal::Close(_)) = rx.try_recv() {
+            next = Some(close);
+            continue;
         }
         // Commits during the interval are checkpointed once, after it; a
         // close request is served at once.
@@ -176,30 +206,27 @@ async fn run(mut conn: Connection, mut checker: Checker, mut rx: mpsc::Receiver<
 async fn checkpoint(conn: Connection, checker: &mut Checker) -> Option<Connection> {
     checker.log_sizes();
     let bound = checker.bound.clone();
+    let pause = checker.pause.clone();
     let done = tokio::task::spawn_blocking(move || {
         let started = std::time::Instant::now();
         // A failed checkpoint is retried after the next commit; the WAL only
         // grows meanwhile, nothing is lost.
-        let frames = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
-            Ok((row.get::<_, i64>(1)?, row.get::<_, i64>(2)?))
-        });
-        let frames = match frames {
-            Ok(f) => f,
-            Err(e) => {
-                tracing::warn!(error = %e, "WAL checkpoint failed");
-                (-1, -1)
-            }
-        };
+        let frames = passive(&conn);
+        let copied_all = frames.0 >= 0 && frames.0 == frames.1;
+        let rewinds = copied_all && catch_up(&conn, &bound, pause.get());
         let (_, wal) = bound.sizes();
-        if wal > bound.wal_limit_bytes {
+        // The log starts over at the next commit (and is cut back to the
+        // limit then); only a log readers kept from rewinding is truncated.
+        if !rewinds && wal > bound.wal_limit_bytes {
             truncate(&conn, wal);
         }
         tracing::debug!(
             target: super::observe::SAVE_TIMING_TARGET,
-            checkpoint_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            checkpoint_us = micros(started.elapsed()),
             wal_frames = frames.0,
             copied_frames = frames.1,
             wal_bytes = wal,
+            rewinds,
             "WAL checkpoint"
         );
         conn
@@ -211,6 +238,61 @@ async fn checkpoint(conn: Connection, checker: &mut Checker) -> Option<Connectio
             None
         }
     }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// (frames in the log, frames copied); (-1, -1) when it failed.
+fn passive(conn: &Connection) -> (i64, i64) {
+    let frames = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
+        Ok((row.get::<_, i64>(1)?, row.get::<_, i64>(2)?))
+    });
+    frames.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "WAL checkpoint failed");
+        (-1, -1)
+    })
+}
+
+/// The catch-up, so that the log starts over. Under steady writes a
+/// passive checkpoint never ends with every frame copied: saves append
+/// while it copies, so SQLite never rewinds the log and it grew to the
+/// limit, where the truncating checkpoint held the write lock for ~40 ms
+/// and every save waited (BENCHMARKS.md, "Latency"). Instead a second
+/// passive pass copies what the first one left, the WAL is synced, and a
+/// last pass runs with the writes paused (the writer's own mutex: saves
+/// queue on the save thread and are woken at once, not by SQLite's busy
+/// back-off): it copies and syncs only the frames of the last few
+/// milliseconds. True when every frame is copied: the next commit starts
+/// the log over.
+fn catch_up(conn: &Connection, bound: &WalBound, pause: Option<&PauseWrites>) -> bool {
+    let Some(pause) = pause else {
+        return false;
+    };
+    // A second pass without the pause copies what the first one left
+    // (the frames of its own ~100 ms), so the paused pass has only the
+    // frames of a few milliseconds to copy and sync.
+    let (log, copied) = passive(conn);
+    if log < 0 || log != copied {
+        return false;
+    }
+    if let Ok(wal) = std::fs::File::open(bound.wal_path()) {
+        let _ = wal.sync_data();
+    }
+    let Some(guard) = pause() else {
+        return false;
+    };
+    let paused = std::time::Instant::now();
+    let (log, copied) = passive(conn);
+    drop(guard);
+    tracing::debug!(
+        target: super::observe::SAVE_TIMING_TARGET,
+        writes_paused_us = micros(paused.elapsed()),
+        frames = copied,
+        "WAL catch-up"
+    );
+    log >= 0 && log == copied
 }
 
 /// Copies what is left and truncates the WAL. It waits for readers at most

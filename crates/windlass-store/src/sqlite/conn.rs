@@ -95,6 +95,12 @@ impl Writer {
         }
     }
 
+    /// The checkpointer, for closing it before the writer: commits after
+    /// this no longer ask for checkpoints.
+    pub(super) fn take_checkpoints(&mut self) -> Option<Checkpointer> {
+        self.checkpoints.take()
+    }
+
     pub(super) async fn close(&mut self) {
         if let Some(c) = self.checkpoints.take() {
             c.close().await;

@@ -72,11 +72,12 @@ pub struct SqliteOptions {
     /// WAL size past which a checkpoint copies it into the database
     /// (checked after each commit; 0: after every commit, at most four
     /// times a second; never above `wal_limit_bytes`). Checkpoints run off
-    /// the write path, but the first commit after one that copied the whole
-    /// log starts the log over and syncs (fsyncs) its new header while every
-    /// save queued behind it waits: checkpointing once per `wal_limit_bytes`
-    /// of writes, not four times a second, is what keeps that wait out of
-    /// the p99 (BENCHMARKS.md, "Stored requests and persistence").
+    /// the write path except for a short paused pass at their end (see
+    /// `checkpoint.rs`), and the first commit after one starts the log over
+    /// and syncs (fsyncs) its new header while every save queued behind it
+    /// waits: checkpointing once per `wal_limit_bytes` of writes, not four
+    /// times a second, keeps those waits rare enough to stay out of the
+    /// p99 (BENCHMARKS.md, "Latency").
     pub checkpoint_bytes: u64,
     /// Saves are committed by one long-lived thread, and saves that queue
     /// while it commits share one commit (`save_thread.rs`, `group.rs`);
@@ -171,9 +172,15 @@ impl SqliteStore {
         let checkpoints = Checkpointer::start(checkpointer, bound.clone());
         let writer = Arc::new(Mutex::new(Writer::open(
             writer,
-            Some(checkpoints),
+            Some(checkpoints.clone()),
             checkpoint_bytes,
         )?));
+        // Weak: the checkpointer belongs to the writer.
+        let paused = Arc::downgrade(&writer);
+        checkpoints.pause_writes_with(Box::new(move || {
+            let writer = paused.upgrade()?;
+            Some(Box::new(writer.blocking_lock_owned()) as Box<dyn Send>)
+        }));
         Ok(SqliteStore {
             saves: Saves::start(group_commit, &writer)?,
             writer,
@@ -214,6 +221,12 @@ impl SqliteStore {
     /// WAL into the main file.
     pub async fn close(&self) {
         self.readers.close().await;
+        // The checkpointer first, without the writer's lock: a checkpoint
+        // under way may be waiting for that lock to pause the writes.
+        let checkpoints = self.writer.lock().await.take_checkpoints();
+        if let Some(c) = checkpoints {
+            c.close().await;
+        }
         self.writer.lock().await.close().await;
     }
 }
