@@ -16,6 +16,11 @@
 #   CHAIN=100 scripts/peers.sh             # also: continue a 100-deep chain
 #   SMOKE=1 scripts/peers.sh               # 1 s per path: checks the wiring only
 #   WINDLASS_ARGS="--config x.toml" ...     # extra `windlass serve` arguments
+#   WINDLASS_PG=postgres://u@host:port/postgres ...
+#                                          # Windlass on Postgres: a fresh database
+#                                          # per run and concurrency (needs psql);
+#                                          # e.g. under scripts/postgres.sh with
+#                                          # WINDLASS_PG=\$WINDLASS_TEST_PG
 #   PEERS="windlass windlass-b" WINDLASS_B_ARGS="--config old.toml" ...
 #                                          # A/B: a second Windlass setup, same runs
 #
@@ -158,6 +163,11 @@ one_run() {
     case $peer in
       windlass|windlass-b)
         db="$WORK/$peer.db"; rm -f "$db" "$db-wal" "$db-shm"
+        if [ -n "${WINDLASS_PG:-}" ]; then
+          name="peers_${peer//-/_}_${RUN}_${C}_$$"
+          psql -q "$WINDLASS_PG" -c "CREATE DATABASE $name" >/dev/null
+          db="${WINDLASS_PG%/*}/$name"
+        fi
         args=${WINDLASS_ARGS:-}
         [ "$peer" = windlass-b ] && args=${WINDLASS_B_ARGS:-}
         # shellcheck disable=SC2086

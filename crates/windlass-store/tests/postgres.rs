@@ -209,3 +209,54 @@ async fn prune_keeps_survivors_whole() {
     );
     assert_eq!(store.prune_before(250).await.expect("prune"), 0);
 }
+
+/// Sixteen saves continuing one response at once, and a delete of that
+/// response among them: every save lands, and each successor's context is
+/// either whole (the delete waited for it and handed it the history) or
+/// its own turn only (the delete went first). Never a successor pointing
+/// at the deleted row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn saves_continuing_one_response_race_its_delete() {
+    let Some(url) = pg_schema_url().await else {
+        return;
+    };
+    let store = std::sync::Arc::new(PgStore::open(&url).await.expect("open"));
+    let a = Turn::new("ra", None, 1, 1);
+    let b = Turn::new("rb", Some("ra"), 1, 1);
+    a.save(&*store).await;
+    b.save(&*store).await;
+    let turns: Vec<Turn> = (0..16)
+        .map(|i| Turn::new(&format!("rc{i}"), Some("rb"), 1, 1))
+        .collect();
+    let saves = turns.iter().map(|t| t.save(&*store));
+    let delete = async { store.delete(DEFAULT_TENANT, "rb").await.expect("delete") };
+    let (_, deleted) = tokio::join!(futures::future::join_all(saves), delete);
+    assert!(deleted);
+    for t in &turns {
+        let context = store
+            .load_context(DEFAULT_TENANT, &t.resource.id)
+            .await
+            .expect("load")
+            .expect("saved");
+        assert!(
+            context == transcript(&[&a, &b, t]) || context == transcript(&[t]),
+            "{}: {} items",
+            t.resource.id,
+            context.len()
+        );
+    }
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(connection);
+    let dangling: i64 = client
+        .query_one(
+            "SELECT COUNT(*) FROM responses r WHERE r.history_parent IS NOT NULL \
+             AND NOT EXISTS (SELECT 1 FROM responses p WHERE p.id = r.history_parent)",
+            &[],
+        )
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(dangling, 0);
+}
