@@ -220,7 +220,7 @@ impl ResponseStore for PgStore {
     }
 
     async fn save(&self, new: NewResponse<'_>) -> Result<(), StoreError> {
-        write::save(&mut self.conn().await?, new).await
+        write::save(&*self.conn().await?, new).await
     }
 
     async fn get(&self, tenant: &str, id: &str) -> Result<Option<ResponseResource>, StoreError> {

@@ -1,8 +1,7 @@
 //! Writes: saving a response with its items (one statement), deleting one.
 
-use deadpool_postgres::Object;
+use deadpool_postgres::{ClientWrapper, Object};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::ToSql;
 use windlass_engine::{NewResponse, StoreError};
 
 use super::error::backend;
@@ -13,10 +12,10 @@ use crate::codec::{encode_item, encode_resource};
 ///
 /// - `parent` names the predecessor only if it exists and belongs to the
 ///   same tenant, so an unknown, deleted or foreign predecessor means an
-///   empty history. A save that continues a chain runs in a transaction
-///   that first holds the predecessor's chain lock shared ([`save`]), so
-///   a concurrent delete of it either went first (this save finds no
-///   parent) or waits for this save and sees it as a successor.
+///   empty history. `FOR KEY SHARE` holds it
+///   against a concurrent delete (which locks it `FOR UPDATE`): the delete
+///   then sees this response as a successor and hands it its history, or
+///   the delete went first and this save finds no parent.
 /// - Item keys are drawn from the sequence once per row (`rows` is
 ///   referenced twice, so Postgres materializes it), which lets the items
 ///   and the references be inserted from the same rows.
@@ -25,7 +24,7 @@ use crate::codec::{encode_item, encode_resource};
 ///   so it is always exactly one of live, stored or unknown.
 const SAVE: &str = "\
 WITH parent AS ( \
-    SELECT p.id FROM responses p WHERE p.id = $3 AND p.tenant = $10 \
+    SELECT p.id FROM responses p WHERE p.id = $3 AND p.tenant = $10 FOR KEY SHARE \
 ), resp AS ( \
     INSERT INTO responses (id, created_at, previous_response_id, body, history_parent, tenant) \
     VALUES ($1, $2, $3, $4, (SELECT id FROM parent), $10) \
@@ -69,7 +68,7 @@ fn rows(new: &NewResponse<'_>) -> Result<Rows, StoreError> {
 }
 
 /// Saves the response row, its items and references, and its trace.
-pub(super) async fn save(conn: &mut Object, new: NewResponse<'_>) -> Result<(), StoreError> {
+pub(super) async fn save(conn: &ClientWrapper, new: NewResponse<'_>) -> Result<(), StoreError> {
     let resource = new.response;
     let body = encode_resource(resource)?;
     let rows = rows(&new)?;
@@ -78,59 +77,29 @@ pub(super) async fn save(conn: &mut Object, new: NewResponse<'_>) -> Result<(), 
         .map(|t| serde_json::to_string(t).map_err(|e| StoreError::Backend(format!("trace: {e}"))))
         .transpose()?;
     let created_at = i64::try_from(resource.created_at).unwrap_or(i64::MAX);
-    // A row lock on the predecessor (`FOR KEY SHARE`) did this before, but
-    // every save continuing the same response then locked one row: Postgres
-    // records several lockers of a row as a new MultiXact per locker, and
-    // saves continuing one popular response ran one at a time (a 100-deep
-    // chain continued at 16 at once: 89 requests/s, +154 ms; BENCHMARKS.md,
-    // "Latency"). Shared advisory locks queue only behind a delete.
     let stmt = conn.prepare_cached(SAVE).await.map_err(backend)?;
-    let params: [&(dyn ToSql + Sync); 10] = [
-        &resource.id,
-        &created_at,
-        &resource.previous_response_id,
-        &body,
-        &rows.sections,
-        &rows.positions,
-        &rows.public_ids,
-        &rows.bodies,
-        &trace,
-        &new.tenant,
-    ];
-    let result = match &resource.previous_response_id {
-        Some(previous) => {
-            let tx = conn.transaction().await.map_err(backend)?;
-            tx.execute(
-                "SELECT pg_advisory_xact_lock_shared($1, $2)",
-                &[&CHAIN_LOCK, &chain_key(previous)],
-            )
-            .await
-            .map_err(backend)?;
-            match tx.execute(&stmt, &params).await {
-                Ok(_) => tx.commit().await,
-                Err(e) => Err(e),
-            }
-        }
-        None => conn.execute(&stmt, &params).await.map(drop),
-    };
+    let result = conn
+        .execute(
+            &stmt,
+            &[
+                &resource.id,
+                &created_at,
+                &resource.previous_response_id,
+                &body,
+                &rows.sections,
+                &rows.positions,
+                &rows.public_ids,
+                &rows.bodies,
+                &trace,
+                &new.tenant,
+            ],
+        )
+        .await;
     match result {
-        Ok(()) => Ok(()),
+        Ok(_) => Ok(()),
         Err(e) if is_duplicate_response(&e) => Err(StoreError::Duplicate(resource.id.clone())),
         Err(e) => Err(backend(e)),
     }
-}
-
-/// The class of the per-response chain locks (the first key of the
-/// two-key advisory locks; [`DELETE_LOCK`] uses the one-key space).
-const CHAIN_LOCK: i32 = 0x776c_6368;
-
-/// A response's chain lock key: a stable hash of its id (FNV-1a). Two ids
-/// sharing a key only make a save wait for an unrelated delete.
-fn chain_key(id: &str) -> i32 {
-    let hash = id.bytes().fold(0x811c_9dc5_u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    });
-    i32::from_ne_bytes(hash.to_ne_bytes())
 }
 
 /// The response id is taken (not any other unique key).
@@ -155,15 +124,8 @@ pub(super) async fn delete(conn: &mut Object, tenant: &str, id: &str) -> Result<
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&DELETE_LOCK])
         .await
         .map_err(backend)?;
-    // Locked against saves continuing from it (see SAVE): it waits for
-    // those under way, and every statement after this one sees the
-    // successors committed before the lock.
-    tx.execute(
-        "SELECT pg_advisory_xact_lock($1, $2)",
-        &[&CHAIN_LOCK, &chain_key(id)],
-    )
-    .await
-    .map_err(backend)?;
+    // Locked against saves continuing from it (see SAVE). Every statement
+    // after this one sees the successors committed before the lock.
     let found = tx
         .query_opt(
             "SELECT 1 FROM responses WHERE id = $1 AND tenant = $2 FOR UPDATE",
