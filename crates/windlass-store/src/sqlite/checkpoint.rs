@@ -213,7 +213,11 @@ async fn checkpoint(conn: Connection, checker: &mut Checker) -> Option<Connectio
         // grows meanwhile, nothing is lost.
         let frames = passive(&conn);
         let copied_all = frames.0 >= 0 && frames.0 == frames.1;
-        let rewinds = copied_all && catch_up(&conn, &bound, pause.get());
+        let paused = match copied_all {
+            true => catch_up(&conn, &bound, pause.get()),
+            false => None,
+        };
+        let rewinds = paused.is_some_and(|p| p.rewinds);
         let (_, wal) = bound.sizes();
         // The log starts over at the next commit (and is cut back to the
         // limit then); only a log readers kept from rewinding is truncated.
@@ -227,6 +231,7 @@ async fn checkpoint(conn: Connection, checker: &mut Checker) -> Option<Connectio
             copied_frames = frames.1,
             wal_bytes = wal,
             rewinds,
+            writes_paused_us = paused.map_or(0, |p| p.us),
             "WAL checkpoint"
         );
         conn
@@ -264,35 +269,36 @@ fn passive(conn: &Connection) -> (i64, i64) {
 /// last pass runs with the writes paused (the writer's own mutex: saves
 /// queue on the save thread and are woken at once, not by SQLite's busy
 /// back-off): it copies and syncs only the frames of the last few
-/// milliseconds. True when every frame is copied: the next commit starts
-/// the log over.
-fn catch_up(conn: &Connection, bound: &WalBound, pause: Option<&PauseWrites>) -> bool {
-    let Some(pause) = pause else {
-        return false;
-    };
+/// milliseconds. `None` when the writes were not paused.
+fn catch_up(conn: &Connection, bound: &WalBound, pause: Option<&PauseWrites>) -> Option<Paused> {
+    let pause = pause?;
     // A second pass without the pause copies what the first one left
     // (the frames of its own ~100 ms), so the paused pass has only the
     // frames of a few milliseconds to copy and sync.
     let (log, copied) = passive(conn);
     if log < 0 || log != copied {
-        return false;
+        return None;
     }
     if let Ok(wal) = std::fs::File::open(bound.wal_path()) {
         let _ = wal.sync_data();
     }
-    let Some(guard) = pause() else {
-        return false;
-    };
+    let guard = pause()?;
     let paused = std::time::Instant::now();
     let (log, copied) = passive(conn);
     drop(guard);
-    tracing::debug!(
-        target: super::observe::SAVE_TIMING_TARGET,
-        writes_paused_us = micros(paused.elapsed()),
-        frames = copied,
-        "WAL catch-up"
-    );
-    log >= 0 && log == copied
+    Some(Paused {
+        us: micros(paused.elapsed()),
+        rewinds: log >= 0 && log == copied,
+    })
+}
+
+/// The paused pass of a checkpoint.
+#[derive(Clone, Copy)]
+struct Paused {
+    /// How long the writes waited.
+    us: u64,
+    /// Every frame was copied: the next commit starts the log over.
+    rewinds: bool,
 }
 
 /// Copies what is left and truncates the WAL. It waits for readers at most
