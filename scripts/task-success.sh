@@ -14,7 +14,7 @@
 #                    with techniques T1,T2 asked per request
 #                    (metadata.windlass_techniques: completion_check,
 #                    restate_check, repeat_guard, schema_check,
-#                    require_after_check, stall_stop, or all)
+#                    require_after_check, stall_stop, value_check, or all)
 #   agents           the OpenAI Agents SDK's loop on the same model and tools
 #   lab:NAME=T1,T2   the lab loop (an experiment harness, not the product) with
 #                    techniques T1,T2 (scripts/tasks/lab/techniques.py); lab:plain

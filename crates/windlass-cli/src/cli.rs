@@ -125,7 +125,8 @@ pub struct RunArgs {
 
     /// The loop's task-success techniques, comma-separated:
     /// completion_check, restate_check, repeat_guard, schema_check,
-    /// require_after_check, stall_stop (`all`, `none`, `-name` to turn one off).
+    /// require_after_check, stall_stop, value_check (`all`, `none`, `-name`
+    /// to turn one off).
     #[arg(long, value_name = "LIST")]
     pub techniques: Option<String>,
 }

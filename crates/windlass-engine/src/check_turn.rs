@@ -34,10 +34,12 @@ pub(super) struct Draft {
 
 impl Driver<'_, '_> {
     /// Whether this turn's events wait for its end: a check may follow it
-    /// (armed, tools used), or it is the check's turn.
+    /// (armed, tools used), it is the check's turn, or a value nudge may
+    /// follow it (`value_check`, a turn left after it).
     pub(super) fn holds_turn(&self) -> bool {
         self.check.is_some()
             || (self.state.verification == Verification::Armed && self.state.model_calls > 0)
+            || (self.state.value_nudge_armed() && self.state.turns + 1 < self.state.max_turns)
     }
 
     /// The check: the draft (the last turn's items) leaves the output; the

@@ -33,6 +33,8 @@ use crate::upstream::TurnChoice;
 
 #[path = "check_turn.rs"]
 mod check_turn;
+#[path = "value_turn.rs"]
+mod value_turn;
 
 /// One run in progress: what the steps share.
 struct Driver<'e, 's> {
@@ -163,6 +165,10 @@ impl Driver<'_, '_> {
                     self.verify();
                     Ok(())
                 }
+                NextAction::NudgeValues => {
+                    self.nudge_values().await;
+                    Ok(())
+                }
                 NextAction::Reprompt => {
                     self.state.missing_step = false;
                     self.state.phase = Phase::AfterTools;
@@ -218,6 +224,7 @@ impl Driver<'_, '_> {
             .await?;
         let turn = self.state.turns;
         let verification = self.check.is_some();
+        self.arm_value_check();
         self.turn_at = self.out.response.output.len();
         if self.holds_turn() {
             self.out.hold();
@@ -387,6 +394,7 @@ impl Driver<'_, '_> {
             .await
             .ok_or(Ending::Cancelled)?;
         self.state.executed_calls += ran.executed;
+        self.state.succeeded_calls += ran.failed.iter().filter(|f| !**f).count() as u64;
         for failed in ran.failed {
             self.state.consecutive_errors = if failed {
                 self.state.consecutive_errors + 1

@@ -43,6 +43,7 @@ pub mod tooling;
 pub mod trace;
 mod turn;
 pub mod upstream;
+mod values;
 mod warmup;
 
 pub use compaction::{CompactError, COMPACTION_PROMPT};

@@ -90,6 +90,10 @@ pub enum NextAction {
     /// The check's answer names a missing step: ask again, and the next
     /// turn must call a tool.
     Reprompt,
+    /// `value_check`: the text-only answer leaves a number of the request
+    /// unused; it is withdrawn, a nudge naming the number goes upstream and
+    /// the next turn must call a tool.
+    NudgeValues,
     /// Run these calls (in model order); `Reject` ones only get their error output.
     ExecuteTools(Vec<PendingCall>),
     /// Pause the response for the client.
@@ -142,7 +146,21 @@ pub struct LoopState {
     pub missing_step: bool,
     /// A stop requested from outside the model (policy, wall-clock budget).
     pub stop: Option<Finish>,
+    /// Server-handled calls whose output was not an error.
+    pub succeeded_calls: u64,
+    /// `value_check`: a number the request mentions is used by no tool
+    /// call's arguments or result (the driver sets it before each turn; a
+    /// text-only turn adds neither).
+    pub unused_values: bool,
+    /// Value nudges sent in this response.
+    pub value_nudges: u32,
+    /// The last turn was asked for the answer (the stall stop's
+    /// `tool_choice: "none"`): its answer stands.
+    pub answer_forced: bool,
 }
+
+/// Most value nudges in one response.
+pub const MAX_VALUE_NUDGES: u32 = 2;
 
 impl LoopState {
     /// The state at the start of a run.
@@ -162,11 +180,25 @@ impl LoopState {
             verification: Verification::Off,
             missing_step: false,
             stop: None,
+            succeeded_calls: 0,
+            unused_values: false,
+            value_nudges: 0,
+            answer_forced: false,
         }
     }
 
     fn single_shot(&self) -> bool {
         self.mode == LoopMode::SingleShot
+    }
+
+    /// Whether a text-only answer now would get a value nudge, the turn
+    /// limit aside (the driver holds the turn's events while it would).
+    pub fn value_nudge_armed(&self) -> bool {
+        self.unused_values
+            && self.value_nudges < MAX_VALUE_NUDGES
+            && self.succeeded_calls > 0
+            && !self.answer_forced
+            && !self.single_shot()
     }
 }
 
@@ -244,7 +276,8 @@ pub fn decide_next_action(s: &LoopState) -> NextAction {
     }
 }
 
-/// A text-only answer: final, unless the completion check asks once more.
+/// A text-only answer: final, unless a number of the request is still
+/// unused (`value_check`) or the completion check asks once more.
 fn answered(s: &LoopState) -> NextAction {
     match s.last_finish {
         Some(FinishReason::Length) => {
@@ -263,7 +296,10 @@ fn answered(s: &LoopState) -> NextAction {
         && s.missing_step
         && !s.single_shot()
         && s.turns < s.max_turns;
-    if verify {
+    // Counting decides before asking: a nudge first, the check after it.
+    if s.value_nudge_armed() && s.turns < s.max_turns {
+        NextAction::NudgeValues
+    } else if verify {
         NextAction::Verify
     } else if reprompt {
         NextAction::Reprompt

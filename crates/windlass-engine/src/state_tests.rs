@@ -293,3 +293,86 @@ fn a_continuation_call_waiting_for_approval_pauses_after_the_others_ran() {
         NextAction::Interrupt(Interrupt::Approval)
     );
 }
+
+/// A text-only answer after a successful call, with a value of the request
+/// still unused.
+fn unused_value_answer() -> LoopState {
+    let mut s = after_model(vec![]);
+    s.last_finish = Some(FinishReason::Stop);
+    s.model_calls = 1;
+    s.succeeded_calls = 1;
+    s.unused_values = true;
+    s
+}
+
+#[test]
+fn an_answer_leaving_a_value_unused_is_nudged_at_most_twice() {
+    let mut s = unused_value_answer();
+    assert_eq!(decide_next_action(&s), NextAction::NudgeValues);
+    s.value_nudges = 1;
+    assert_eq!(decide_next_action(&s), NextAction::NudgeValues);
+    s.value_nudges = MAX_VALUE_NUDGES;
+    assert!(!s.value_nudge_armed());
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
+    );
+    // Every value used: the answer stands.
+    let mut s = unused_value_answer();
+    s.unused_values = false;
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
+    );
+}
+
+#[test]
+fn no_value_nudge_without_a_successful_call_nor_turns_left() {
+    let mut s = unused_value_answer();
+    s.succeeded_calls = 0;
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
+    );
+    let mut s = unused_value_answer();
+    s.turns = s.max_turns;
+    // Armed (the turn's events were held), but no turn left to nudge in.
+    assert!(s.value_nudge_armed());
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
+    );
+    // A cut-off answer is incomplete, not nudged.
+    let mut s = unused_value_answer();
+    s.last_finish = Some(FinishReason::Length);
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Stopped(StopReason::MaxOutputTokens))
+    );
+}
+
+#[test]
+fn the_stall_stops_forced_answer_and_single_shot_are_not_nudged() {
+    let mut s = unused_value_answer();
+    s.answer_forced = true;
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
+    );
+    let mut s = unused_value_answer();
+    s.mode = LoopMode::SingleShot;
+    assert!(!s.value_nudge_armed());
+    assert_eq!(
+        decide_next_action(&s),
+        NextAction::Finish(Finish::Completed)
+    );
+}
+
+#[test]
+fn the_value_nudge_comes_before_the_completion_check() {
+    let mut s = unused_value_answer();
+    s.verification = Verification::Armed;
+    assert_eq!(decide_next_action(&s), NextAction::NudgeValues);
+    s.value_nudges = MAX_VALUE_NUDGES;
+    assert_eq!(decide_next_action(&s), NextAction::Verify);
+}

@@ -41,6 +41,12 @@ pub struct Techniques {
     /// the work so far and the next turn is asked for the answer
     /// (`tool_choice: "none"`). See `crate::stall`.
     pub stall_stop: bool,
+    /// A text-only answer after a successful call is withdrawn while a
+    /// number the request mentions is in no call's arguments nor result:
+    /// a nudge naming it goes upstream and the next turn must call a tool
+    /// (at most twice per response). Only when a tool takes a number. See
+    /// `crate::values`.
+    pub value_check: bool,
 }
 
 /// A technique name nobody knows.
@@ -50,13 +56,14 @@ pub struct UnknownTechnique(pub String);
 
 impl Techniques {
     /// The names, as config, metadata and flags spell them.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "completion_check",
         "restate_check",
         "repeat_guard",
         "schema_check",
         "require_after_check",
         "stall_stop",
+        "value_check",
     ];
 
     /// No technique: the plain loop.
@@ -68,6 +75,7 @@ impl Techniques {
             schema_check: false,
             require_after_check: false,
             stall_stop: false,
+            value_check: false,
         }
     }
 
@@ -80,6 +88,7 @@ impl Techniques {
             schema_check: true,
             require_after_check: true,
             stall_stop: true,
+            value_check: true,
         }
     }
 
@@ -96,6 +105,7 @@ impl Techniques {
             "schema_check" => &mut self.schema_check,
             "require_after_check" => &mut self.require_after_check,
             "stall_stop" => &mut self.stall_stop,
+            "value_check" => &mut self.value_check,
             _ => return None,
         })
     }
@@ -169,7 +179,7 @@ mod tests {
         assert_eq!(server.apply("none").unwrap(), Techniques::none());
         assert_eq!(
             server.apply("all,-schema_check").unwrap().to_string(),
-            "completion_check,restate_check,repeat_guard,require_after_check,stall_stop"
+            "completion_check,restate_check,repeat_guard,require_after_check,stall_stop,value_check"
         );
         assert_eq!(server.apply("").unwrap(), server);
     }
@@ -189,5 +199,8 @@ mod tests {
         assert_eq!(Techniques::none().to_string(), "none");
         // What Windlass ships.
         assert_eq!(Techniques::default().to_string(), "stall_stop");
+        let t = Techniques::default().apply("value-check").unwrap();
+        assert!(t.value_check && t.stall_stop && !t.checks());
+        assert_eq!(t.to_string(), "stall_stop,value_check");
     }
 }

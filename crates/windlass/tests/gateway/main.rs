@@ -30,4 +30,5 @@ mod task_success;
 mod text;
 mod upstream_forwarding;
 mod upstream_kinds;
+mod value_check;
 mod websocket;

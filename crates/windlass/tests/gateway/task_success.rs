@@ -11,7 +11,11 @@ use windlass_testkit::{Gateway, GatewayOptions, MockBehavior, MockExecutor, Repl
 
 use crate::kinds_support::{blocks, sent_results, KINDS};
 
-async fn gateway(kind: UpstreamKind, mock: &MockExecutor, engine: EngineConfig) -> Gateway {
+pub(crate) async fn gateway(
+    kind: UpstreamKind,
+    mock: &MockExecutor,
+    engine: EngineConfig,
+) -> Gateway {
     Gateway::start_with(GatewayOptions {
         kind,
         executors: vec![mock.arc()],
@@ -35,14 +39,14 @@ fn lookup() -> Value {
                            "required": ["q"]}}])
 }
 
-async fn trace(gw: &Gateway, id: &str) -> Value {
+pub(crate) async fn trace(gw: &Gateway, id: &str) -> Value {
     let (status, t) = gw.get_json(&format!("/v1/responses/{id}/trace")).await;
     assert_eq!(status, 200, "{t}");
     t
 }
 
 /// The last message the upstream got: `(role, text)` in the kind's format.
-fn last_message(kind: UpstreamKind, req: &Value) -> (String, String) {
+pub(crate) fn last_message(kind: UpstreamKind, req: &Value) -> (String, String) {
     let list = match kind {
         UpstreamKind::Responses => &req["input"],
         _ => &req["messages"],
@@ -265,7 +269,7 @@ async fn the_repeat_guard_and_the_schema_check_are_switched_per_request() {
 }
 
 /// The tool choice a turn's upstream request carries, in the kind's format.
-fn tool_choice(kind: UpstreamKind, req: &Value) -> Value {
+pub(crate) fn tool_choice(kind: UpstreamKind, req: &Value) -> Value {
     match kind {
         UpstreamKind::Anthropic => req["tool_choice"]["type"].clone(),
         _ => req["tool_choice"].clone(),

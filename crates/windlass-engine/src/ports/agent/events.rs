@@ -31,10 +31,11 @@ pub enum RunEvent {
     CheckFinished(CheckReport),
 }
 
-/// One completion check (or its re-prompt).
+/// One completion check (or its re-prompt, or a value nudge).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckReport {
-    /// The model turn that answered the check.
+    /// The model turn that answered the check (a value nudge's: the turn
+    /// that wrote the draft).
     pub turn: u32,
     /// The text the model wrote before the check (not shown when the check
     /// found more to do).
@@ -57,6 +58,10 @@ pub enum CheckOutcome {
     Continued,
     /// Named a missing step without calling: asked again, with a tool call required.
     Reprompted,
+    /// `value_check`: the draft left a number of the request unused; it was
+    /// withdrawn and a nudge naming the number sent, with a tool call
+    /// required (`answer` is empty: the next turn answers it).
+    ValueNudge,
 }
 
 impl CheckOutcome {
@@ -66,6 +71,7 @@ impl CheckOutcome {
             CheckOutcome::Confirmed => "confirmed",
             CheckOutcome::Continued => "continued",
             CheckOutcome::Reprompted => "reprompted",
+            CheckOutcome::ValueNudge => "value_nudge",
         }
     }
 }

@@ -23,7 +23,8 @@ pub struct Trace {
 
 /// One completion check: what the model drafted, what it was asked, what
 /// it answered, and how the check ended (`confirmed`, `continued`,
-/// `reprompted`).
+/// `reprompted`); or one value nudge (`value_nudge`: the draft withdrawn
+/// and the nudge sent; the answer is the next step's).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceCheck {
     /// The step whose answer was checked.
@@ -34,7 +35,7 @@ pub struct TraceCheck {
     pub prompt: String,
     /// What the model answered.
     pub answer: String,
-    /// `confirmed`, `continued` or `reprompted`.
+    /// `confirmed`, `continued`, `reprompted` or `value_nudge`.
     pub outcome: String,
 }
 
