@@ -182,14 +182,30 @@ async fn an_answer_that_used_every_value_stands_and_so_does_one_without_numeric_
     assert_eq!(final_text(&run.resp), "Three ideas.", "{}", run.resp);
     assert_eq!(gw.upstream.request_count(), 2);
 
-    // Off (the shipped default): the early answer stands.
+    // Turned off for the request (it is on by default): the early answer
+    // stands.
     let mock = MockExecutor::new().tool("add", MockBehavior::Ok("25".into()));
     let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
     gw.upstream
         .push(Reply::tool_call("add", r#"{"a":40,"b":-15}"#));
     gw.upstream.push(Reply::text("The answer is 25."));
-    let body = json!({"model": "m", "input": "Add -15 and 40, then add 10.", "tools": add()});
+    let body = json!({"model": "m", "input": "Add -15 and 40, then add 10.", "tools": add(),
+                      "metadata": {"windlass_techniques": "-value_check"}});
     let run = create(&gw, Mode::Json, &body).await;
     assert_eq!(final_text(&run.resp), "The answer is 25.", "{}", run.resp);
     assert_eq!(gw.upstream.request_count(), 2);
+
+    // Not named at all: on, as shipped.
+    let mock = MockExecutor::new().tool("add", MockBehavior::Ok("25".into()));
+    let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
+    gw.upstream
+        .push(Reply::tool_call("add", r#"{"a":40,"b":-15}"#));
+    gw.upstream.push(Reply::text("The answer is 25."));
+    gw.upstream
+        .push(Reply::tool_call("add", r#"{"a":25,"b":10}"#));
+    gw.upstream.push(Reply::text("The answer is 35."));
+    let body = json!({"model": "m", "input": "Add -15 and 40, then add 10.", "tools": add()});
+    let run = create(&gw, Mode::Json, &body).await;
+    assert_eq!(final_text(&run.resp), "The answer is 35.", "{}", run.resp);
+    assert_eq!(gw.upstream.request_count(), 4);
 }
