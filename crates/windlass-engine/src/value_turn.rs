@@ -37,7 +37,9 @@ impl Driver<'_, '_> {
         let Some(request) = request_text(&self.run.input) else {
             return Vec::new();
         };
-        let used = covered(self.run.input.iter().chain(&self.out.response.output));
+        let mut calls = done_calls(&self.run.input);
+        calls.extend(done_calls(&self.out.response.output));
+        let used = covered(&calls);
         unused(&request, &used)
     }
 

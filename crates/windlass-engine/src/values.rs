@@ -9,9 +9,8 @@
 //! call's arguments and no call's result contain shows a step not taken.
 
 use serde_json::Value;
-use windlass_protocol::Item;
 
-use crate::check::one_line;
+use crate::check::{one_line, DoneCall};
 
 /// A number a text mentions: as written, and its value.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,26 +74,16 @@ pub(crate) fn numbers(text: &str) -> Vec<Mention> {
     found
 }
 
-/// Every number the tool calls among `items` touched: their arguments
-/// (each JSON value: numbers, and the numbers inside strings) and their
-/// outputs (errors included).
-pub(crate) fn covered<'a>(items: impl IntoIterator<Item = &'a Item>) -> Vec<f64> {
+/// Every number the `calls` touched: their arguments (each JSON value:
+/// numbers, and the numbers inside strings) and their outputs (errors
+/// included).
+pub(crate) fn covered(calls: &[DoneCall]) -> Vec<f64> {
     let mut values = Vec::new();
     let mut text = |t: &str| values.extend(numbers(t).into_iter().map(|m| m.value));
-    for item in items {
-        match item {
-            Item::FunctionCall(c) => argument_numbers(&c.arguments, &mut text),
-            Item::FunctionCallOutput(o) => text(&o.output.joined_text()),
-            Item::McpCall(c) => {
-                argument_numbers(&c.arguments, &mut text);
-                if let Some(out) = &c.output {
-                    text(out);
-                }
-                if let Some(e) = &c.error {
-                    text(&e.text());
-                }
-            }
-            _ => {}
+    for call in calls {
+        argument_numbers(&call.arguments, &mut text);
+        if let Some(output) = &call.output {
+            text(output);
         }
     }
     values

@@ -1,5 +1,7 @@
 use super::*;
+use crate::check::done_calls;
 use serde_json::json;
+use windlass_protocol::Item;
 
 fn values(text: &str) -> Vec<f64> {
     numbers(text).into_iter().map(|m| m.value).collect()
@@ -53,7 +55,7 @@ fn coverage_reads_every_calls_arguments_and_outputs() {
          "arguments": "{\"a\":\"x\"}", "error": "bad 404"},
         {"type": "function_call", "call_id": "c2", "name": "sh", "arguments": "echo 6*7"},
     ]));
-    let mut got = covered(&done);
+    let mut got = covered(&done_calls(&done));
     got.sort_by(f64::total_cmp);
     // The key `num1` is a name; the message is not a call.
     assert_eq!(got, [-15.0, 2.5, 3.0, 5.5, 6.0, 7.0, 25.0, 40.0, 404.0]);
