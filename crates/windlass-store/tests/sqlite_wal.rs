@@ -43,25 +43,7 @@ async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
             })
         })
         .collect();
-    let mut writers = Vec::new();
-    for w in 0..4 {
-        let store = store.clone();
-        writers.push(tokio::spawn(async move {
-            let mut max_wal = 0u64;
-            for i in 0..800 {
-                Turn::new(&format!("w{w}_{i}"), None, 20, 4)
-                    .save(&store)
-                    .await;
-                let usage = store.disk_usage().expect("file database");
-                max_wal = max_wal.max(usage.wal_bytes);
-            }
-            max_wal
-        }));
-    }
-    let mut max_wal = 0;
-    for w in writers {
-        max_wal = max_wal.max(w.await.expect("writer"));
-    }
+    let max_wal = steady_writes(&store, "w", 800).await;
     stop.store(true, Ordering::Relaxed);
     for r in readers {
         r.await.expect("reader");
@@ -87,16 +69,17 @@ async fn in_memory_has_no_disk_usage() {
     assert!(store.disk_usage().is_none());
 }
 
-/// Four writers saving back to back, no reader, and a limit so high the
-/// truncating checkpoint never runs.
-async fn steady_writes(store: &SqliteStore, saves: usize) -> u64 {
+/// Four writers saving `saves` responses of 24 items each back to back
+/// (ids `{prefix}{writer}_{n}`); the largest WAL any of them saw.
+async fn steady_writes(store: &SqliteStore, prefix: &str, saves: usize) -> u64 {
     let mut writers = Vec::new();
     for w in 0..4 {
         let store = store.clone();
+        let prefix = prefix.to_owned();
         writers.push(tokio::spawn(async move {
             let mut max_wal = 0u64;
             for i in 0..saves {
-                Turn::new(&format!("s{w}_{i}"), None, 20, 4)
+                Turn::new(&format!("{prefix}{w}_{i}"), None, 20, 4)
                     .save(&store)
                     .await;
                 max_wal = max_wal.max(store.disk_usage().expect("file").wal_bytes);
@@ -123,7 +106,8 @@ async fn the_log_starts_over_under_steady_writes_without_truncating() {
     let store = SqliteStore::open_with(&db.path, options)
         .await
         .expect("open");
-    let max_wal = steady_writes(&store, 800).await;
+    // No reader, and a limit so high the truncating checkpoint never runs.
+    let max_wal = steady_writes(&store, "s", 800).await;
     let usage = store.disk_usage().expect("file database");
     // Saves append while a passive checkpoint copies, so it never ends with
     // every frame copied and SQLite never rewinds the log: without the
@@ -149,7 +133,7 @@ async fn closing_under_writes_ends() {
         .expect("open");
     let writing = {
         let store = store.clone();
-        tokio::spawn(async move { steady_writes(&store, 200).await })
+        tokio::spawn(async move { steady_writes(&store, "c", 200).await })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     // A checkpoint waiting to pause the writes must not wait for the lock
