@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use windlass_engine::EngineConfig;
 use windlass_providers::UpstreamKind;
 use windlass_testkit::scenario::*;
-use windlass_testkit::{MockBehavior, MockExecutor, Reply};
+use windlass_testkit::{Gateway, MockBehavior, MockExecutor, Reply};
 
 use crate::kinds_support::KINDS;
 use crate::task_success::{gateway, last_message, tool_choice, trace};
@@ -153,15 +153,39 @@ async fn at_most_two_nudges_then_the_answer_stands() {
     );
 }
 
+/// A Chat gateway whose tool `tool` always returns `result`, its scripted
+/// model answering with `replies`, and the run of `body`.
+async fn scripted(
+    tool: &str,
+    result: &str,
+    replies: Vec<Reply>,
+    mode: Mode,
+    body: &Value,
+) -> (Gateway, Run) {
+    let mock = MockExecutor::new().tool(tool, MockBehavior::Ok(result.into()));
+    let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
+    for reply in replies {
+        gw.upstream.push(reply);
+    }
+    let run = create(&gw, mode, body).await;
+    (gw, run)
+}
+
 #[tokio::test]
 async fn an_answer_that_used_every_value_stands_and_so_does_one_without_numeric_tools() {
     // Every number of the request is in a call: one turn after the tool.
-    let mock = MockExecutor::new().tool("add", MockBehavior::Ok("5".into()));
-    let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
-    gw.upstream
-        .push(Reply::tool_call("add", r#"{"a":2,"b":3}"#));
-    gw.upstream.push(Reply::text("It is 5."));
-    let run = create(&gw, Mode::Sse, &request("Add 2 and 3.", add())).await;
+    let replies = vec![
+        Reply::tool_call("add", r#"{"a":2,"b":3}"#),
+        Reply::text("It is 5."),
+    ];
+    let (gw, run) = scripted(
+        "add",
+        "5",
+        replies,
+        Mode::Sse,
+        &request("Add 2 and 3.", add()),
+    )
+    .await;
     assert_eq!(run.status(), "completed", "{}", run.resp);
     assert_eq!(final_text(&run.resp), "It is 5.");
     assert_eq!(streamed(&run), Some(("It is 5.".to_owned(), 1)));
@@ -172,40 +196,35 @@ async fn an_answer_that_used_every_value_stands_and_so_does_one_without_numeric_
     // No tool takes a number: "3 ideas" is not a value to use.
     let lookup = json!([{"type": "function", "name": "lookup", "description": "look up q",
         "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}]);
-    let mock = MockExecutor::new().tool("lookup", MockBehavior::Ok("found".into()));
-    let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
-    gw.upstream
-        .push(Reply::tool_call("lookup", r#"{"q":"tea"}"#));
-    gw.upstream.push(Reply::text("Three ideas."));
+    let replies = vec![
+        Reply::tool_call("lookup", r#"{"q":"tea"}"#),
+        Reply::text("Three ideas."),
+    ];
     let body = request("Look up tea and give me 3 ideas.", lookup);
-    let run = create(&gw, Mode::Json, &body).await;
+    let (gw, run) = scripted("lookup", "found", replies, Mode::Json, &body).await;
     assert_eq!(final_text(&run.resp), "Three ideas.", "{}", run.resp);
     assert_eq!(gw.upstream.request_count(), 2);
 
     // Turned off for the request (it is on by default): the early answer
     // stands.
-    let mock = MockExecutor::new().tool("add", MockBehavior::Ok("25".into()));
-    let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
-    gw.upstream
-        .push(Reply::tool_call("add", r#"{"a":40,"b":-15}"#));
-    gw.upstream.push(Reply::text("The answer is 25."));
+    let early = || {
+        vec![
+            Reply::tool_call("add", r#"{"a":40,"b":-15}"#),
+            Reply::text("The answer is 25."),
+        ]
+    };
     let body = json!({"model": "m", "input": "Add -15 and 40, then add 10.", "tools": add(),
                       "metadata": {"windlass_techniques": "-value_check"}});
-    let run = create(&gw, Mode::Json, &body).await;
+    let (gw, run) = scripted("add", "25", early(), Mode::Json, &body).await;
     assert_eq!(final_text(&run.resp), "The answer is 25.", "{}", run.resp);
     assert_eq!(gw.upstream.request_count(), 2);
 
     // Not named at all: on, as shipped.
-    let mock = MockExecutor::new().tool("add", MockBehavior::Ok("25".into()));
-    let gw = gateway(UpstreamKind::Chat, &mock, EngineConfig::default()).await;
-    gw.upstream
-        .push(Reply::tool_call("add", r#"{"a":40,"b":-15}"#));
-    gw.upstream.push(Reply::text("The answer is 25."));
-    gw.upstream
-        .push(Reply::tool_call("add", r#"{"a":25,"b":10}"#));
-    gw.upstream.push(Reply::text("The answer is 35."));
+    let mut replies = early();
+    replies.push(Reply::tool_call("add", r#"{"a":25,"b":10}"#));
+    replies.push(Reply::text("The answer is 35."));
     let body = json!({"model": "m", "input": "Add -15 and 40, then add 10.", "tools": add()});
-    let run = create(&gw, Mode::Json, &body).await;
+    let (gw, run) = scripted("add", "25", replies, Mode::Json, &body).await;
     assert_eq!(final_text(&run.resp), "The answer is 35.", "{}", run.resp);
     assert_eq!(gw.upstream.request_count(), 4);
 }
