@@ -96,11 +96,16 @@ pub(crate) struct ResumeBlob {
 }
 
 /// The techniques of a key's responses: its list over the server's set.
-/// (The list was checked at start-up; one that no longer parses counts as
-/// none.)
+/// The list was checked at start-up, but a background run's blob may have
+/// been written by an older configuration: a list that no longer parses
+/// counts as none (the server's set), and says so.
 fn key_techniques(app: &AppState, list: Option<&str>) -> Option<Techniques> {
     let server = app.engine.config().server_techniques();
-    list.and_then(|l| server.apply(l).ok())
+    let list = list?;
+    server
+        .apply(list)
+        .map_err(|e| tracing::warn!(error = %e, "a key's techniques no longer parse; the server's apply"))
+        .ok()
 }
 
 impl ResumeBlob {
