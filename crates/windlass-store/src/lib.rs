@@ -28,6 +28,7 @@ mod memory_prompts;
 mod memory_runs;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod prompt_codec;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod retrieval;
