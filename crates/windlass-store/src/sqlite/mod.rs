@@ -246,6 +246,12 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
         .map_err(backend)?;
     conn.pragma_update(None, "foreign_keys", true)
         .map_err(backend)?;
+    // The save statement inserts into `items` from a SELECT that reads
+    // `items`, so SQLite materialises that SELECT in a temporary table.
+    // On a file (the default) every save created, wrote and deleted a file:
+    // ~15 % of the save thread's time in a profile.
+    conn.pragma_update(None, "temp_store", "MEMORY")
+        .map_err(backend)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(())
