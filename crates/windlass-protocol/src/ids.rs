@@ -1,4 +1,14 @@
 //! Identifiers in the OpenAI style: a type prefix and 48 hex digits.
+//!
+//! The first 16 digits are the creation time (microseconds since the Unix
+//! epoch), the other 32 are random (128 bits, so ids stay unguessable).
+//! Time first, as OpenAI's own ids are: stores index responses and items
+//! by id, and ids that grow with time are inserted at the end of those
+//! indexes instead of at a random page. With random ids every save dirtied
+//! a random leaf of four indexes, which a group commit could not share and
+//! the page cache could not keep once the database outgrew it.
+
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use rand::RngCore;
 
@@ -68,7 +78,7 @@ pub mod prefix {
     pub const PROMPT: &str = "pmpt";
 }
 
-/// A new random id with `prefix`, e.g. `resp_3f2a...`.
+/// A new id with `prefix`, e.g. `resp_00064a1c...`: time first, then random.
 pub fn new_id(prefix: &str) -> String {
     new_id_sep(prefix, '_')
 }
@@ -80,7 +90,12 @@ pub fn new_file_id() -> String {
 
 fn new_id_sep(prefix: &str, sep: char) -> String {
     let mut bytes = [0u8; 24];
-    rand::rng().fill_bytes(&mut bytes);
+    // A clock before 1970 gives 0: the id is still unique, only unordered.
+    let micros = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+    bytes[..8].copy_from_slice(&micros.to_be_bytes());
+    rand::rng().fill_bytes(&mut bytes[8..]);
     let mut s = String::with_capacity(prefix.len() + 1 + 48);
     s.push_str(prefix);
     s.push(sep);

@@ -714,6 +714,29 @@ fn new_id_has_prefix_and_48_hex_digits() {
     assert_eq!(prefix::FUNCTION_CALL, "fc");
 }
 
+/// The first 16 digits are the creation time in microseconds, so ids made
+/// later sort later (stores append them at the end of their indexes).
+#[test]
+fn new_ids_start_with_their_creation_time() {
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as u64
+    };
+    let time_of = |id: &str| u64::from_str_radix(&id["resp_".len()..][..16], 16).unwrap();
+    let before = now();
+    let first = new_id(prefix::RESPONSE);
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let second = new_id(prefix::RESPONSE);
+    let after = now();
+    assert!(first < second, "{first} then {second}");
+    assert!((before..=after).contains(&time_of(&first)), "{first}");
+    assert!((before..=after).contains(&time_of(&second)), "{second}");
+    // The rest stays random: two ids of the same microsecond still differ.
+    assert_ne!(first["resp_".len() + 16..], second["resp_".len() + 16..]);
+}
+
 #[test]
 fn new_ids_are_distinct() {
     let ids: std::collections::HashSet<String> =
