@@ -174,8 +174,9 @@ pub struct LoopFile {
     pub completion_check: Option<bool>,
     /// The loop's task-success techniques, by name: `completion_check`,
     /// `restate_check`, `repeat_guard`, `schema_check`,
-    /// `require_after_check` (a request changes them with
-    /// `metadata.windlass_techniques`).
+    /// `require_after_check`, `stall_stop`, `value_check`, or `all` /
+    /// `none` (unset: `stall_stop` and `value_check`; a request changes them
+    /// with `metadata.windlass_techniques`).
     pub techniques: Option<Vec<String>>,
 }
 
