@@ -226,7 +226,7 @@ async fn checkpoint(conn: Connection, checker: &mut Checker) -> Option<Connectio
         }
         tracing::debug!(
             target: super::observe::SAVE_TIMING_TARGET,
-            checkpoint_us = micros(started.elapsed()),
+            checkpoint_us = super::observe::micros(started.elapsed()),
             wal_frames = frames.0,
             copied_frames = frames.1,
             wal_bytes = wal,
@@ -243,10 +243,6 @@ async fn checkpoint(conn: Connection, checker: &mut Checker) -> Option<Connectio
             None
         }
     }
-}
-
-fn micros(d: Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// (frames in the log, frames copied); (-1, -1) when it failed.
@@ -279,6 +275,8 @@ fn catch_up(conn: &Connection, bound: &WalBound, pause: Option<&PauseWrites>) ->
     if log < 0 || log != copied {
         return None;
     }
+    // Only shortens the paused pass (its own sync then has little left to
+    // write); if the file cannot be opened or synced, that pass syncs it.
     if let Ok(wal) = std::fs::File::open(bound.wal_path()) {
         let _ = wal.sync_data();
     }
@@ -287,7 +285,7 @@ fn catch_up(conn: &Connection, bound: &WalBound, pause: Option<&PauseWrites>) ->
     let (log, copied) = passive(conn);
     drop(guard);
     Some(Paused {
-        us: micros(paused.elapsed()),
+        us: super::observe::micros(paused.elapsed()),
         rewinds: log >= 0 && log == copied,
     })
 }

@@ -28,7 +28,7 @@ use windlass_engine::StoreError;
 
 use super::conn::Writer;
 use super::group::{clone_err, commit, SaveRow};
-use super::observe::{SAVE_THREAD_NAME, SAVE_TIMING_TARGET};
+use super::observe::{micros, SAVE_THREAD_NAME, SAVE_TIMING_TARGET};
 
 type Done = oneshot::Sender<Result<(), StoreError>>;
 
@@ -110,10 +110,6 @@ fn run(queued: &Receiver<Queued>, writer: &Mutex<Writer>) {
             let _ = done.send(result);
         }
     }
-}
-
-fn micros(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// This thread's scheduler accounting (Linux `schedstat`: time on a CPU and
