@@ -86,6 +86,16 @@ pub fn output_types(response: &Value) -> Vec<String> {
         .collect()
 }
 
+/// [`output_types`] of a response that called two tools one after the
+/// other, then answered.
+pub const TWO_CALLS_THEN_ANSWER: [&str; 5] = [
+    "function_call",
+    "function_call_output",
+    "function_call",
+    "function_call_output",
+    "message",
+];
+
 /// The output items of a response (none when it has no output array).
 pub fn output(resp: &Value) -> Vec<Value> {
     resp["output"].as_array().cloned().unwrap_or_default()

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-pub use crate::check::{final_text, output, output_types, outputs_of};
+pub use crate::check::{final_text, output, output_types, outputs_of, TWO_CALLS_THEN_ANSWER};
 use crate::gateway::Gateway;
 pub use crate::probe::{Probe, ProbeEnd, ProbeEndKind};
 use crate::sse_check::SseCapture;

@@ -105,17 +105,7 @@ async fn three_turn_loop_is_one_response() {
         )
         .await;
         assert_eq!(run.status(), "completed", "{mode:?}: {}", run.resp);
-        assert_eq!(
-            output_types(&run.resp),
-            [
-                "function_call",
-                "function_call_output",
-                "function_call",
-                "function_call_output",
-                "message"
-            ],
-            "{mode:?}"
-        );
+        assert_eq!(output_types(&run.resp), TWO_CALLS_THEN_ANSWER, "{mode:?}");
         let out = output(&run.resp);
         assert_eq!(
             (&out[1]["call_id"], &out[1]["output"]),

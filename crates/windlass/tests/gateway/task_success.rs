@@ -141,16 +141,7 @@ async fn a_check_that_finds_more_to_do_withdraws_the_draft() {
         let body = json!({"model": "m", "input": "find a and b", "tools": lookup()});
         let run = create(&gw, mode, &body).await;
         assert_eq!(run.status(), "completed", "{mode:?}: {}", run.resp);
-        assert_eq!(
-            output_types(&run.resp),
-            [
-                "function_call",
-                "function_call_output",
-                "function_call",
-                "function_call_output",
-                "message"
-            ]
-        );
+        assert_eq!(output_types(&run.resp), TWO_CALLS_THEN_ANSWER);
         assert_eq!(final_text(&run.resp), "The whole answer.");
         assert!(!run.resp.to_string().contains("Half an answer"));
         assert_eq!(mock.calls().len(), 2);

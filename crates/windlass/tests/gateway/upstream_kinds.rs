@@ -65,17 +65,7 @@ async fn three_turn_tool_loop_sums_usage() {
             let run = create(&gw, mode, &body).await;
             let what = format!("{kind:?}/{mode:?}: {}", run.resp);
             assert_eq!(run.status(), "completed", "{what}");
-            assert_eq!(
-                output_types(&run.resp),
-                [
-                    "function_call",
-                    "function_call_output",
-                    "function_call",
-                    "function_call_output",
-                    "message"
-                ],
-                "{what}"
-            );
+            assert_eq!(output_types(&run.resp), TWO_CALLS_THEN_ANSWER, "{what}");
             assert_eq!(
                 output(&run.resp)[0]["arguments"],
                 r#"{"city":"Paris"}"#,

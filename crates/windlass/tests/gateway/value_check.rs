@@ -68,17 +68,7 @@ async fn an_answer_leaving_a_value_unused_is_withdrawn_and_the_model_nudged() {
         let run = create(&gw, mode, &body).await;
         let what = format!("{kind:?}/{mode:?}: {}", run.resp);
         assert_eq!(run.status(), "completed", "{what}");
-        assert_eq!(
-            output_types(&run.resp),
-            [
-                "function_call",
-                "function_call_output",
-                "function_call",
-                "function_call_output",
-                "message"
-            ],
-            "{what}"
-        );
+        assert_eq!(output_types(&run.resp), TWO_CALLS_THEN_ANSWER, "{what}");
         assert_eq!(final_text(&run.resp), "The result is 35.", "{what}");
         assert!(!run.resp.to_string().contains("The answer is 25"), "{what}");
         if let Some((text, messages)) = streamed(&run) {
