@@ -45,6 +45,16 @@ pub(crate) async fn trace(gw: &Gateway, id: &str) -> Value {
     t
 }
 
+/// `field` of every entry of the trace's `list` (`checks`, `actions`).
+pub(crate) fn trace_fields<'a>(t: &'a Value, list: &str, field: &str) -> Vec<&'a Value> {
+    t[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {list} in the trace: {t}"))
+        .iter()
+        .map(|e| &e[field])
+        .collect()
+}
+
 /// The last message the upstream got: `(role, text)` in the kind's format.
 pub(crate) fn last_message(kind: UpstreamKind, req: &Value) -> (String, String) {
     let list = match kind {
@@ -227,12 +237,7 @@ async fn the_repeat_guard_and_the_schema_check_are_switched_per_request() {
     assert!(outputs[1].starts_with("You already called lookup") && outputs[1].contains("found"));
     assert!(outputs[2].contains("`q`"), "{}", outputs[2]);
     let t = trace(&gw, &run.id()).await;
-    let why: Vec<&Value> = t["actions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| &a["denied_because"])
-        .collect();
+    let why = trace_fields(&t, "actions", "denied_because");
     assert_eq!(
         why,
         [
@@ -384,12 +389,7 @@ async fn a_check_answer_naming_a_missing_step_gets_a_required_tool_turn() {
     assert_eq!(reqs[3]["tool_choice"], "required", "{}", reqs[3]);
     assert_ne!(reqs[4]["tool_choice"], "required");
     let t = trace(&gw, &run.id()).await;
-    let outcomes: Vec<&Value> = t["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| &c["outcome"])
-        .collect();
+    let outcomes = trace_fields(&t, "checks", "outcome");
     assert_eq!(outcomes, [&json!("reprompted"), &json!("continued")], "{t}");
 }
 

@@ -10,7 +10,7 @@ use windlass_testkit::scenario::*;
 use windlass_testkit::{Gateway, MockBehavior, MockExecutor, Reply};
 
 use crate::kinds_support::KINDS;
-use crate::task_success::{gateway, last_message, tool_choice, trace};
+use crate::task_success::{gateway, last_message, tool_choice, trace, trace_fields};
 
 /// An `add(a: number, b: number)` tool.
 fn add() -> Value {
@@ -130,12 +130,7 @@ async fn at_most_two_nudges_then_the_answer_stands() {
     );
     assert_eq!(roles(&reqs[3]).len(), 7, "{}", reqs[3]);
     let t = trace(&gw, &run.id()).await;
-    let outcomes: Vec<&Value> = t["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| &c["outcome"])
-        .collect();
+    let outcomes = trace_fields(&t, "checks", "outcome");
     assert_eq!(
         outcomes,
         [&json!("value_nudge"), &json!("value_nudge")],
