@@ -22,7 +22,6 @@ use tokio::sync::{Mutex, MutexGuard};
 use windlass_engine::StoreError;
 
 use super::checkpoint::Checkpointer;
-use super::save_sql::SAVE_TRIGGER;
 use crate::codec::backend;
 
 /// The writer connection.
@@ -49,7 +48,6 @@ impl Writer {
         checkpoints: Option<Checkpointer>,
         checkpoint_bytes: u64,
     ) -> Result<Writer, StoreError> {
-        conn.execute_batch(SAVE_TRIGGER).map_err(backend)?;
         let frames = Arc::new(AtomicU32::new(0));
         let seen = frames.clone();
         // Replaces SQLite's automatic checkpoint hook (already off, see

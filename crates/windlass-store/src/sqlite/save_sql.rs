@@ -1,45 +1,38 @@
-//! The statements behind a save: the temporary view and trigger each
-//! writer connection creates (`conn.rs`), and the insert into that view a
-//! save runs (`write.rs`, `group.rs`).
+//! The statements a save runs on the writer connection (`group.rs`), in
+//! one transaction: the response row, then per item its row and its
+//! reference, then the end of its live run and its trace.
+//!
+//! Plain prepared statements, not one `INSERT` into a view with an
+//! `INSTEAD OF` trigger as before: that single statement paid off while
+//! every statement was a round trip to a connection thread. On the writer
+//! connection a statement is a function call, and the trigger parsed the
+//! items from a JSON array twice (`json_each`), materialised its own
+//! `SELECT` and took the item bodies escaped inside that array (an escape
+//! when encoding, an unescape in SQLite). Measured at 16 clients (wrk, 20 ms
+//! upstream, two items and a trace per save): the save thread's CPU went
+//! from 97-103 to 76-81 µs per save, the gateway's from 363-383 to 315-319
+//! µs per stored request (BENCHMARKS.md, session 7).
 
-/// The view and trigger behind [`SAVE`], in the connection's `temp` schema
-/// (they are how this code writes, not part of the stored data).
-///
-/// The response row names its predecessor in `history_parent` only if that
-/// response exists and has the same tenant, so an unknown, deleted or
-/// foreign predecessor means an empty history; the history itself is not copied (`load_context` walks the
-/// chain).
-///
-/// Item keys are assigned here rather than by SQLite so the references can
-/// be written without reading keys back: item `n` (0-based) of the save gets
-/// `MAX(key) + 1 + n`. The references, written first, compute the same keys
-/// from the same `MAX(key)` (their foreign key is checked at commit), and
-/// the single writer means nothing inserts items in between.
-pub(super) const SAVE_TRIGGER: &str = "\
-CREATE TEMP VIEW IF NOT EXISTS save_response \
-    (id, created_at, previous_response_id, body, items, tenant, trace) \
-    AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL; \
-CREATE TEMP TRIGGER IF NOT EXISTS save_response_insert INSTEAD OF INSERT ON save_response \
-BEGIN \
-    INSERT INTO responses (id, created_at, previous_response_id, body, history_parent, tenant) \
-        VALUES (NEW.id, NEW.created_at, NEW.previous_response_id, NEW.body, \
-                (SELECT p.id FROM responses p \
-                 WHERE p.id = NEW.previous_response_id AND p.tenant = NEW.tenant), \
-                NEW.tenant); \
-    INSERT INTO response_items (response_id, section, position, item_key) \
-        SELECT NEW.id, j.value ->> 0, j.value ->> 1, \
-               (SELECT IFNULL(MAX(i.key), 0) FROM items i) + 1 + j.key \
-        FROM json_each(NEW.items) j; \
-    INSERT INTO items (key, public_id, body, tenant) \
-        SELECT (SELECT IFNULL(MAX(i.key), 0) FROM items i) + 1 + j.key, \
-               j.value ->> 2, j.value ->> 3, NEW.tenant \
-        FROM json_each(NEW.items) j; \
-    DELETE FROM live_runs WHERE id = NEW.id; \
-    INSERT OR REPLACE INTO response_traces (response_id, body) \
-        SELECT NEW.id, NEW.trace WHERE NEW.trace IS NOT NULL; \
-END;";
+/// The response row. It names its predecessor in `history_parent` only if
+/// that response exists and has the same tenant, so an unknown, deleted or
+/// foreign predecessor means an empty history; the history itself is not
+/// copied (`load_context` walks the chain).
+pub(super) const INSERT_RESPONSE: &str = "\
+INSERT INTO responses (id, created_at, previous_response_id, body, history_parent, tenant) \
+VALUES (?1, ?2, ?3, ?4, \
+        (SELECT p.id FROM responses p WHERE p.id = ?3 AND p.tenant = ?5), ?5)";
 
-/// The save statement: one row of the `save_response` view.
-pub(super) const SAVE: &str = "INSERT INTO save_response \
-                    (id, created_at, previous_response_id, body, items, tenant, trace) \
-                    VALUES (?, ?, ?, ?, ?, ?, ?)";
+/// One item. SQLite assigns its key (one above the highest, so the highest
+/// key with a given public id is the most recently stored one).
+pub(super) const INSERT_ITEM: &str =
+    "INSERT INTO items (public_id, body, tenant) VALUES (?1, ?2, ?3)";
+
+/// The response's reference to the item just inserted.
+pub(super) const INSERT_REFERENCE: &str = "\
+INSERT INTO response_items (response_id, section, position, item_key) VALUES (?1, ?2, ?3, ?4)";
+
+/// A background response that ends stored is no longer live.
+pub(super) const END_LIVE_RUN: &str = "DELETE FROM live_runs WHERE id = ?1";
+
+pub(super) const INSERT_TRACE: &str =
+    "INSERT OR REPLACE INTO response_traces (response_id, body) VALUES (?1, ?2)";

@@ -8,14 +8,10 @@
 //! it: measured, ~12 % less CPU per stored request inline, but +0.25-0.5 ms
 //! on the median latency at 16 clients (docs/benchmarks-history.md, "SQLite inline").
 //!
-//! A save is ONE statement and ONE commit: an `INSERT` into a view whose
-//! `INSTEAD OF` trigger (created per connection by [`SAVE_TRIGGER`]) writes
-//! the response row, its references, its items and its execution trace,
-//! which saves preparing and stepping four statements plus BEGIN/COMMIT.
-//! (The trace used to be a second autocommit statement after the save: a
-//! second commit, i.e. a second round of WAL frames and locks per request.) One statement is atomic on its own,
-//! and the blocking task runs it to its end even if the caller stops
-//! waiting, so a cancelled save never leaves a transaction open.
+//! A save is one transaction of plain prepared statements (`group.rs`,
+//! `save_sql.rs` says why not one statement into a trigger any more), run to
+//! its end by the thread that took it even if the caller stops waiting, so
+//! a cancelled save never leaves a transaction open.
 //!
 //! By default saves are committed by the save thread instead, where saves
 //! queued together share a commit (`save_thread.rs`, `group.rs`;
@@ -28,12 +24,11 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use windlass_engine::{NewResponse, StoreError};
 
 use super::conn::Writer;
-use super::group::SaveRow;
-use super::save_sql::SAVE;
+use super::group::{commit, ItemRow, SaveRow};
 use super::save_thread::Saves;
 use super::sections::{HISTORY, INPUT, OUTPUT};
 use super::trace;
-use crate::codec::{backend, encode_item, encode_resource, is_unique_violation};
+use crate::codec::{backend, encode_item, encode_resource};
 
 /// Saves the response row, its input and output items and its trace. All
 /// or nothing. With `group`, saves queued meanwhile share a commit
@@ -56,29 +51,14 @@ pub(super) async fn save(
         trace: new.trace.map(trace::encode).transpose()?,
     };
     match saves {
-        Saves::Thread(thread) => return thread.save(row).await,
-        Saves::PerSave => {}
-    }
-    on_writer(writer, move |conn| {
-        conn.prepare_cached(SAVE)
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    row.id,
-                    row.created_at,
-                    row.previous,
-                    row.body,
-                    row.items,
-                    row.tenant,
-                    row.trace
-                ])
+        Saves::Thread(thread) => thread.save(row).await,
+        Saves::PerSave => {
+            on_writer(writer, move |conn| {
+                commit(conn, std::iter::once(&row)).pop().unwrap_or(Ok(()))
             })
-            .map_err(|e| match is_unique_violation(&e) {
-                true => StoreError::Duplicate(row.id.clone()),
-                false => backend(e),
-            })?;
-        Ok(())
-    })
-    .await
+            .await
+        }
+    }
 }
 
 /// Runs `write` on the writer connection, on a blocking-pool thread; a
@@ -98,25 +78,21 @@ where
     .map_err(|e| StoreError::Backend(format!("write task: {e}")))?
 }
 
-/// The `items` column of `save_response`: input then output, each item's JSON
-/// embedded as a JSON string so SQLite stores exactly these bytes.
-fn encode_rows(new: NewResponse<'_>) -> Result<String, StoreError> {
-    let mut out = Vec::with_capacity(256);
-    out.push(b'[');
+/// The save's items: input then output, each with its place and its JSON.
+fn encode_rows(new: NewResponse<'_>) -> Result<Vec<ItemRow>, StoreError> {
     let sections = [(INPUT, new.input), (OUTPUT, &new.response.output[..])];
+    let mut rows = Vec::with_capacity(new.input.len() + new.response.output.len());
     for (section, items) in sections {
-        for (position, item) in items.iter().enumerate() {
-            if out.len() > 1 {
-                out.push(b',');
-            }
-            let row = (section, position, item.id(), encode_item(item)?);
-            serde_json::to_writer(&mut out, &row)
-                .map_err(|e| StoreError::Backend(format!("cannot encode item row: {e}")))?;
+        for (position, item) in (0..).zip(items) {
+            rows.push(ItemRow {
+                section,
+                position,
+                public_id: item.id().map(str::to_owned),
+                body: encode_item(item)?,
+            });
         }
     }
-    out.push(b']');
-    // serde_json writes UTF-8 only.
-    String::from_utf8(out).map_err(|e| StoreError::Backend(format!("item rows: {e}")))
+    Ok(rows)
 }
 
 /// Deletes a response and its references, then the items nothing references
