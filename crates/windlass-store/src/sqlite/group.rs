@@ -35,8 +35,8 @@ pub(super) struct ItemRow {
     pub body: String,
 }
 
-/// Commits `rows` in one transaction, each under its own savepoint. One
-/// result per row, in order.
+/// Commits `rows` in one transaction, each of several under its own
+/// savepoint. One result per row, in order.
 pub(super) fn commit<'a>(
     conn: &mut Connection,
     rows: impl ExactSizeIterator<Item = &'a SaveRow>,
@@ -48,7 +48,13 @@ pub(super) fn commit<'a>(
     }
     let mut results = Vec::with_capacity(n);
     for row in rows {
-        match insert_in_savepoint(conn, row) {
+        // A lone row needs no savepoint: its failure rolls back the whole
+        // transaction, which is only its own.
+        let written = match n {
+            1 => Ok(insert(conn, row)),
+            _ => insert_in_savepoint(conn, row),
+        };
+        match written {
             Ok(result) => results.push(result),
             // A savepoint that cannot be undone leaves the transaction
             // unknown: none of it is kept.
