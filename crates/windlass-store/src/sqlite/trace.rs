@@ -1,5 +1,5 @@
-//! Execution traces: one JSON row per response, written by the save
-//! statement itself (see `write.rs`) and removed with the response.
+//! Execution traces: one JSON row per response, written in the save's own
+//! transaction (see `group.rs`) and removed with the response.
 
 use rusqlite::{params, Connection, OptionalExtension};
 use windlass_engine::{StoreError, Trace};
