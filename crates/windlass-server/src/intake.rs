@@ -36,8 +36,21 @@ pub(crate) async fn prepare(
     app: &AppState,
     key: Option<&AuthedKey>,
     header_status: Option<ClientToolsStatus>,
+    req: CreateResponseRequest,
+    known: Option<Vec<Item>>,
+) -> Result<Admitted, ApiError> {
+    prepare_checked(app, key, header_status, req, known, |_| Ok(())).await
+}
+
+/// [`prepare`], with a surface's own `check` of the prepared run before it
+/// is admitted, so a create the surface refuses costs no request unit.
+pub(crate) async fn prepare_checked(
+    app: &AppState,
+    key: Option<&AuthedKey>,
+    header_status: Option<ClientToolsStatus>,
     mut req: CreateResponseRequest,
     known: Option<Vec<Item>>,
+    check: impl FnOnce(&PreparedRun) -> Result<(), ApiError>,
 ) -> Result<Admitted, ApiError> {
     let tenant = Tenant::of(key);
     let prompt = crate::prompting::resolve(app, tenant.as_str(), &mut req).await?;
@@ -68,6 +81,7 @@ pub(crate) async fn prepare(
         .prompt(prompt)
         .techniques(key_techniques(app, techniques.as_deref()));
     let prepared = app.engine.prepare(ctx, req).await?;
+    check(&prepared)?;
     // Charged only for admitted work: a request the checks above refuse
     // (400, 409) costs no request unit; still before anything runs
     // upstream.

@@ -30,7 +30,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use tracing::{Instrument, Span};
-use windlass_engine::NoEvents;
+use windlass_engine::{NoEvents, PreparedRun};
 use windlass_protocol::anthropic::CountTokensResponse;
 use windlass_protocol::CreateResponseRequest;
 
@@ -66,8 +66,8 @@ pub async fn create_message(
     } = request::translate(req, &app.config.messages, Purpose::Create)?;
     check_limits(&app, &request)?;
     let key = key.map(|Extension(k)| k);
-    let admitted = intake::prepare(&app, key.as_ref(), None, request, None).await?;
-    refuse_dropped(&admitted, &server_tools)?;
+    let refuse = |prepared: &PreparedRun| refuse_dropped(prepared, &server_tools);
+    let admitted = intake::prepare_checked(&app, key.as_ref(), None, request, None, refuse).await?;
     let started = context.map_or_else(Instant::now, |Extension(c)| c.started);
     let span = Span::current();
     if admitted.prepared.stream() {
@@ -78,9 +78,10 @@ pub async fn create_message(
 
 /// A server tool the operator lets the gateway drop when no executor
 /// serves it is still refused here: a Messages client has no header to
-/// learn that its tool was left out.
-fn refuse_dropped(admitted: &Admitted, declared: &[Declared]) -> Result<(), ApiError> {
-    let dropped = admitted.prepared.dropped_tools();
+/// learn that its tool was left out. Checked before admission: the refusal
+/// costs no request unit.
+fn refuse_dropped(prepared: &PreparedRun, declared: &[Declared]) -> Result<(), ApiError> {
+    let dropped = prepared.dropped_tools();
     let Some(tool) = declared
         .iter()
         .find(|d| dropped.iter().any(|k| k == d.hosted))

@@ -167,3 +167,34 @@ async fn a_request_refused_with_400_is_not_charged() {
     let (s, _, b) = post_as(&gw, "limited", &hi()).await;
     assert_eq!(s, 429, "{b}");
 }
+
+/// The same on `/v1/messages`: a server tool no executor serves is refused
+/// (400, `unsupported_tool_type`) before admission, so it takes no unit.
+#[tokio::test]
+async fn a_refused_messages_server_tool_is_not_charged() {
+    let mut opts = GatewayOptions::default();
+    let mut limited = key("limited", "acme");
+    limited.requests_per_minute = Some(1);
+    opts.server.keys = resolve(&[limited]);
+    let gw = Gateway::start_with(opts).await;
+    gw.upstream.push(Reply::text("served"));
+    let message = |tools: Value| {
+        let body = json!({"model": "m", "max_tokens": 50, "tools": tools,
+                          "messages": [{"role": "user", "content": "hi"}]});
+        gw.client
+            .post(gw.url("/v1/messages"))
+            .header("x-api-key", "sk-limited")
+            .header("anthropic-version", "2023-06-01")
+            .json(&body)
+    };
+    let unserved = json!([{"type": "web_search_20250305", "name": "web_search"}]);
+    for _ in 0..2 {
+        let (s, _, b) = read_with_retry(message(unserved.clone())).await;
+        assert_eq!(s, 400, "{b}");
+        assert_eq!(b["error"]["type"], "invalid_request_error", "{b}");
+    }
+    let (s, _, b) = read_with_retry(message(json!([]))).await;
+    assert_eq!(s, 200, "the refused requests were charged: {b}");
+    let (s, _, b) = read_with_retry(message(json!([]))).await;
+    assert_eq!(s, 429, "{b}");
+}
