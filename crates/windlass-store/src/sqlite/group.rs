@@ -55,6 +55,9 @@ pub(super) fn commit<'a>(
             _ => insert_in_savepoint(conn, row),
         };
         match written {
+            // Some errors (a full disk, I/O) make SQLite roll the whole
+            // transaction back itself: none of the group is kept.
+            Ok(Err(e)) if conn.is_autocommit() => return fail_all(e),
             Ok(result) => results.push(result),
             // A savepoint that cannot be undone leaves the transaction
             // unknown: none of it is kept.
