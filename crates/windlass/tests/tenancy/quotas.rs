@@ -141,17 +141,24 @@ async fn the_default_tenant_has_budgets_too() {
     assert_eq!(gw.upstream.request_count(), 1);
 }
 
-/// Only admitted work is charged: creates refused with a 400 (an unknown
-/// `previous_response_id`, a bad tool) take no request unit, so the key's
-/// one unit is still there for a good request.
-#[tokio::test]
-async fn a_request_refused_with_400_is_not_charged() {
+/// A gateway whose key `limited` may make one request a minute, with one
+/// answer queued upstream.
+async fn one_unit_gateway() -> Gateway {
     let mut opts = GatewayOptions::default();
     let mut limited = key("limited", "acme");
     limited.requests_per_minute = Some(1);
     opts.server.keys = resolve(&[limited]);
     let gw = Gateway::start_with(opts).await;
     gw.upstream.push(Reply::text("served"));
+    gw
+}
+
+/// Only admitted work is charged: creates refused with a 400 (an unknown
+/// `previous_response_id`, a bad tool) take no request unit, so the key's
+/// one unit is still there for a good request.
+#[tokio::test]
+async fn a_request_refused_with_400_is_not_charged() {
+    let gw = one_unit_gateway().await;
 
     let unknown_previous =
         json!({"model": "m", "input": "hi", "previous_response_id": "resp_nope"});
@@ -172,12 +179,7 @@ async fn a_request_refused_with_400_is_not_charged() {
 /// (400, `unsupported_tool_type`) before admission, so it takes no unit.
 #[tokio::test]
 async fn a_refused_messages_server_tool_is_not_charged() {
-    let mut opts = GatewayOptions::default();
-    let mut limited = key("limited", "acme");
-    limited.requests_per_minute = Some(1);
-    opts.server.keys = resolve(&[limited]);
-    let gw = Gateway::start_with(opts).await;
-    gw.upstream.push(Reply::text("served"));
+    let gw = one_unit_gateway().await;
     let message = |tools: Value| {
         let body = json!({"model": "m", "max_tokens": 50, "tools": tools,
                           "messages": [{"role": "user", "content": "hi"}]});
