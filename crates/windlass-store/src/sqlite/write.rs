@@ -54,7 +54,9 @@ pub(super) async fn save(
         Saves::Thread(thread) => thread.save(row).await,
         Saves::PerSave => {
             on_writer(writer, move |conn| {
-                commit(conn, std::iter::once(&row)).pop().unwrap_or(Ok(()))
+                commit(conn, std::iter::once(&row))
+                    .pop()
+                    .unwrap_or_else(|| Err(StoreError::Backend("the save got no result".into())))
             })
             .await
         }
