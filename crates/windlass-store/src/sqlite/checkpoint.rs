@@ -33,6 +33,8 @@ use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::observe::{micros, SAVE_TIMING_TARGET};
+
 /// Commits between two checkpoints coalesce for at least this long, so a
 /// busy server checkpoints a few times a second, not once per save.
 const MIN_INTERVAL: Duration = Duration::from_millis(250);
@@ -225,8 +227,8 @@ async fn checkpoint(conn: Connection, checker: &mut Checker) -> Option<Connectio
             truncate(&conn, wal);
         }
         tracing::debug!(
-            target: super::observe::SAVE_TIMING_TARGET,
-            checkpoint_us = super::observe::micros(started.elapsed()),
+            target: SAVE_TIMING_TARGET,
+            checkpoint_us = micros(started.elapsed()),
             wal_frames = frames.0,
             copied_frames = frames.1,
             wal_bytes = wal,
@@ -285,7 +287,7 @@ fn catch_up(conn: &Connection, bound: &WalBound, pause: Option<&PauseWrites>) ->
     let (log, copied) = passive(conn);
     drop(guard);
     Some(Paused {
-        us: super::observe::micros(paused.elapsed()),
+        us: micros(paused.elapsed()),
         rewinds: log >= 0 && log == copied,
     })
 }

@@ -246,11 +246,11 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
         .map_err(backend)?;
     conn.pragma_update(None, "foreign_keys", true)
         .map_err(backend)?;
-    // The save statement builds small temporary tables: its items SELECT
-    // reads the table it inserts into, so SQLite materialises it, and the
-    // references' `CHECK (section IN (...))` is an ephemeral index. On a
-    // file (the default) every save created, wrote and deleted temp files:
-    // 110 of the save thread's 262 µs per save in a profile.
+    // Statements build small temporary tables: each reference row's
+    // `CHECK (section IN (...))` is an ephemeral index (and the old save
+    // trigger materialised its items SELECT). On a file (the default) every
+    // save created, wrote and deleted temp files: 110 of the save thread's
+    // 262 µs per save in a profile.
     conn.pragma_update(None, "temp_store", "MEMORY")
         .map_err(backend)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;

@@ -34,5 +34,6 @@ INSERT INTO response_items (response_id, section, position, item_key) VALUES (?1
 /// A background response that ends stored is no longer live.
 pub(super) const END_LIVE_RUN: &str = "DELETE FROM live_runs WHERE id = ?1";
 
+/// The execution trace (read back by `trace.rs`).
 pub(super) const INSERT_TRACE: &str =
     "INSERT OR REPLACE INTO response_traces (response_id, body) VALUES (?1, ?2)";

@@ -4,8 +4,9 @@
 //! awaits its own result. The thread sleeps on the channel; woken by a row,
 //! it takes every row queued by then, holds the writer connection and
 //! commits them in one transaction, each under its own savepoint (a
-//! duplicate id fails that save only; a lone row needs none). Only then does each caller hear its result, so a save is
-//! committed before its caller's terminal event, as before.
+//! duplicate id fails that save only; a lone row needs none). Only then
+//! does each caller hear its result, so a save is committed before its
+//! caller's terminal event, as before.
 //!
 //! No timer: a lone save is committed at once. Saves that arrive while a
 //! commit runs share the next one. Compared with the flush task per group
