@@ -74,6 +74,8 @@ pub(super) fn commit<'a>(
     match run(conn, end) {
         Ok(()) => results,
         Err(e) => {
+            // Its own error is not reported: the rows get the commit's, and
+            // the transaction is over either way.
             let _ = run(conn, "ROLLBACK");
             fail_all(e)
         }
