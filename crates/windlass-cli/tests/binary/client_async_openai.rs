@@ -2,7 +2,6 @@
 //! binary (default settings) in front of the scripted upstream: create,
 //! stream and continue a response with a function tool.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,10 +24,7 @@ struct Serve {
 
 impl Serve {
     async fn start(upstream: &FakeUpstream) -> Serve {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
+        let port = crate::ports::free_port();
         let dir = std::env::temp_dir().join(format!("windlass-async-openai-{port}"));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let child = Command::new(env!("CARGO_BIN_EXE_windlass"))

@@ -26,11 +26,7 @@ struct Serve {
 
 impl Serve {
     async fn start(upstream: &FakeUpstream, db: &Path) -> Serve {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::ports::free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_windlass"))
             .args(["serve", "--upstream", &upstream.base_url()])
             .args(["--listen", &format!("127.0.0.1:{port}")])

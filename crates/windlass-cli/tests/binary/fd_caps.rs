@@ -18,10 +18,7 @@ async fn health_is_answered_with_more_idle_connections_than_descriptors() {
         return;
     }
     let upstream = FakeUpstream::start().await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
+    let port = crate::ports::free_port();
     let log = std::env::temp_dir().join(format!("windlass-fdcaps-{}.log", std::process::id()));
     let out = std::fs::File::create(&log).expect("log file");
     let db = std::env::temp_dir().join(format!("windlass-fdcaps-{}.db", std::process::id()));

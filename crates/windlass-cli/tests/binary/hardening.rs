@@ -38,11 +38,7 @@ async fn a_server_url_password_is_never_echoed_logged_or_stored() {
     const SECRET: &str = "hunter2-pw-5c1e";
     let upstream = windlass_testkit::FakeUpstream::start().await;
     upstream.push(Reply::text("stored answer"));
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::ports::free_port();
     let dir = std::env::temp_dir().join(format!("windlass-secret-{}-{port}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let log = std::fs::File::create(dir.join("log")).unwrap();

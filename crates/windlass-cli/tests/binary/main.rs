@@ -11,6 +11,8 @@ mod hardening;
 mod jwt_keys;
 mod mcp_mount;
 mod openai_env;
+#[path = "../common/ports.rs"]
+mod ports;
 mod replica_support;
 mod replicas;
 mod replicas_governance;

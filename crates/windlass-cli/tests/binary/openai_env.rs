@@ -69,11 +69,7 @@ impl Drop for Serve {
 async fn serve_uses_openai_base_url_and_key() {
     let up = FakeUpstream::start().await;
     up.push(Reply::text("served via env"));
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::ports::free_port();
     let dir = std::env::temp_dir().join(format!("windlass-openai-env-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let _serve = Serve(

@@ -49,10 +49,7 @@ impl Replica {
     /// Starts a replica on a free port with `db` and `upstream`, and waits
     /// until it answers `/health`.
     pub(crate) async fn start(db: &str, upstream: &str, extra: &[&str]) -> Replica {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
+        let port = crate::ports::free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_windlass"))
             .args(["serve", "--upstream", upstream, "--db", db])
             .args(["--listen", &format!("127.0.0.1:{port}")])

@@ -28,14 +28,6 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 impl Serve {
     async fn start(upstream: &FakeUpstream, dir: &Path, grace_secs: u64) -> Serve {
         let config = dir.join("windlass.toml");
@@ -44,7 +36,7 @@ impl Serve {
             format!("[server]\nshutdown_grace_secs = {grace_secs}\n"),
         )
         .unwrap();
-        let port = free_port();
+        let port = crate::ports::free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_windlass"))
             .args(["serve", "--upstream", &upstream.base_url()])
             .args(["--listen", &format!("127.0.0.1:{port}")])

@@ -81,11 +81,7 @@ async fn a_background_response_is_announced_signed_and_retried_under_one_id() {
         ),
     )
     .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::ports::free_port();
     let _serve = Serve(
         Command::new(env!("CARGO_BIN_EXE_windlass"))
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])

@@ -11,6 +11,8 @@ mod expiry;
 mod fake_embed;
 mod files;
 mod measure;
+#[path = "../common/ports.rs"]
+mod ports;
 mod replicas;
 mod restart;
 mod search_latency;

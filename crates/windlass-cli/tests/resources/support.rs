@@ -79,10 +79,7 @@ pub(crate) struct Server {
 impl Server {
     /// Starts on a free port and waits until `/health` answers.
     pub(crate) async fn start(db: &str, config: Option<&Path>) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
+        let port = crate::ports::free_port();
         windlass_providers::install_crypto_provider();
         // Built before the child exists, so nothing below can leak it.
         let client = reqwest::Client::new();
