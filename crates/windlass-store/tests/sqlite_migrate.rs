@@ -7,7 +7,7 @@ mod common;
 
 use common::{transcript, TempDb, Turn, T};
 use rusqlite::Connection;
-use windlass_engine::ResponseStore;
+use windlass_engine::{NewResponse, ResponseStore, Trace};
 use windlass_store::SqliteStore;
 
 fn user_version(conn: &Connection) -> i64 {
@@ -34,8 +34,9 @@ fn make_sqlx_era(conn: &Connection) {
     .expect("sqlx bookkeeping");
 }
 
-/// Takes away what migrations 4 (tenants) and 7 (conversation activity)
-/// added (5 and 6 create their tables only if missing).
+/// Takes away what migrations 4 (tenants), 7 (conversation activity), 11
+/// (vector store description and expiry) and 13 (traces in the response
+/// row) added (5 and 6 create their tables only if missing).
 fn back_to_version_3(conn: &Connection) {
     conn.execute_batch(
         "DROP INDEX vector_stores_expiring; \
@@ -46,6 +47,7 @@ fn back_to_version_3(conn: &Connection) {
          DROP INDEX items_by_public_id_tenant; \
          DROP INDEX responses_by_created_at; \
          CREATE INDEX items_by_public_id ON items (public_id); \
+         ALTER TABLE responses DROP COLUMN trace; \
          ALTER TABLE responses DROP COLUMN tenant; \
          ALTER TABLE items DROP COLUMN tenant; \
          PRAGMA user_version = 3;",
@@ -80,7 +82,7 @@ async fn version_3_rows_become_the_default_tenants() {
         Some(transcript(&[&a, &b]))
     );
     store.close().await;
-    assert_eq!(user_version(&Connection::open(&db.path).expect("raw")), 12);
+    assert_eq!(user_version(&Connection::open(&db.path).expect("raw")), 13);
 }
 
 #[tokio::test]
@@ -89,7 +91,7 @@ async fn new_file_gets_current_version() {
     let store = SqliteStore::open(&db.path).await.expect("open");
     store.close().await;
     let conn = Connection::open(&db.path).expect("raw");
-    assert_eq!(user_version(&conn), 12);
+    assert_eq!(user_version(&conn), 13);
     drop(conn);
     // Reopening applies nothing (migration 2 would fail a second time).
     let store = SqliteStore::open(&db.path).await.expect("reopen");
@@ -132,7 +134,7 @@ async fn sqlx_migrated_file_keeps_working() {
     store.close().await;
 
     let conn = Connection::open(&db.path).expect("raw");
-    assert_eq!(user_version(&conn), 12);
+    assert_eq!(user_version(&conn), 13);
     let rows: i64 = conn
         .query_row("SELECT COUNT(*) FROM _sqlx_migrations", [], |r| r.get(0))
         .expect("sqlx rows");
@@ -173,4 +175,47 @@ async fn newer_schema_is_refused() {
     }
     let err = SqliteStore::open(&db.path).await.expect_err("newer schema");
     assert!(err.to_string().contains("newer"), "{err}");
+}
+
+/// A trace saved before migration 13 (in `response_traces`) is still read,
+/// only by its tenant, and goes with its response.
+#[tokio::test]
+async fn a_trace_saved_before_version_13_is_read_and_deleted() {
+    let db = TempDb::new();
+    let a = Turn::new("a", None, 1, 1);
+    let trace = Trace {
+        response_id: "a".to_owned(),
+        ..Default::default()
+    };
+    {
+        let store = SqliteStore::open(&db.path).await.expect("open");
+        let saved = NewResponse {
+            tenant: T,
+            response: &a.resource,
+            input: &a.input,
+            trace: Some(&trace),
+        };
+        store.save(saved).await.expect("save");
+        store.close().await;
+        Connection::open(&db.path)
+            .expect("raw")
+            .execute_batch(
+                "INSERT INTO response_traces (response_id, body) \
+                     SELECT id, trace FROM responses WHERE trace IS NOT NULL; \
+                 ALTER TABLE responses DROP COLUMN trace; \
+                 PRAGMA user_version = 12;",
+            )
+            .expect("version 12 file");
+    }
+    let store = SqliteStore::open(&db.path).await.expect("open v12 file");
+    assert_eq!(store.trace(T, "a").await.expect("trace"), Some(trace));
+    assert_eq!(store.trace("acme", "a").await.expect("trace"), None);
+    assert!(store.delete(T, "a").await.expect("delete"));
+    assert_eq!(store.trace(T, "a").await.expect("trace"), None);
+    store.close().await;
+    let conn = Connection::open(&db.path).expect("raw");
+    let left: i64 = conn
+        .query_row("SELECT COUNT(*) FROM response_traces", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(left, 0, "the old trace row went with its response");
 }

@@ -10,7 +10,7 @@
 use rusqlite::{params, Connection};
 use windlass_engine::StoreError;
 
-use super::save_sql::{END_LIVE_RUN, INSERT_ITEM, INSERT_REFERENCE, INSERT_RESPONSE, INSERT_TRACE};
+use super::save_sql::{END_LIVE_RUN, INSERT_ITEM, INSERT_REFERENCE, INSERT_RESPONSE};
 use crate::codec::{backend, is_unique_violation};
 
 /// One save, encoded, ready for the writer.
@@ -111,7 +111,14 @@ fn insert_in_savepoint(
 fn insert(conn: &Connection, r: &SaveRow) -> Result<(), StoreError> {
     conn.prepare_cached(INSERT_RESPONSE)
         .and_then(|mut stmt| {
-            stmt.execute(params![r.id, r.created_at, r.previous, r.body, r.tenant])
+            stmt.execute(params![
+                r.id,
+                r.created_at,
+                r.previous,
+                r.body,
+                r.tenant,
+                r.trace
+            ])
         })
         .map_err(|e| match is_unique_violation(&e) {
             true => StoreError::Duplicate(r.id.clone()),
@@ -121,11 +128,6 @@ fn insert(conn: &Connection, r: &SaveRow) -> Result<(), StoreError> {
     conn.prepare_cached(END_LIVE_RUN)
         .and_then(|mut stmt| stmt.execute([&r.id]))
         .map_err(backend)?;
-    if let Some(trace) = &r.trace {
-        conn.prepare_cached(INSERT_TRACE)
-            .and_then(|mut stmt| stmt.execute(params![r.id, trace]))
-            .map_err(backend)?;
-    }
     Ok(())
 }
 

@@ -39,6 +39,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         12,
         include_str!("../../migrations/0012_chunk_embedding_dims.sql"),
     ),
+    (
+        13,
+        include_str!("../../migrations/0013_trace_in_response.sql"),
+    ),
 ];
 
 /// Brings the schema of `conn`'s database up to date.

@@ -1,6 +1,6 @@
 //! The statements a save runs on the writer connection (`group.rs`), in
-//! one transaction: the response row, then per item its row and its
-//! reference, then the end of its live run and its trace.
+//! one transaction: the response row with its trace, then per item its
+//! row and its reference, then the end of its live run.
 //!
 //! Plain prepared statements, not one `INSERT` into a view with an
 //! `INSTEAD OF` trigger as before: that single statement paid off while
@@ -13,14 +13,14 @@
 //! from 97-103 to 76-81 µs per save, the gateway's from 363-383 to 315-319
 //! µs per stored request (BENCHMARKS.md, session 7).
 
-/// The response row. It names its predecessor in `history_parent` only if
-/// that response exists and has the same tenant, so an unknown, deleted or
-/// foreign predecessor means an empty history; the history itself is not
-/// copied (`load_context` walks the chain).
+/// The response row, with its trace. It names its predecessor in
+/// `history_parent` only if that response exists and has the same tenant,
+/// so an unknown, deleted or foreign predecessor means an empty history;
+/// the history itself is not copied (`load_context` walks the chain).
 pub(super) const INSERT_RESPONSE: &str = "\
-INSERT INTO responses (id, created_at, previous_response_id, body, history_parent, tenant) \
+INSERT INTO responses (id, created_at, previous_response_id, body, history_parent, tenant, trace) \
 VALUES (?1, ?2, ?3, ?4, \
-        (SELECT p.id FROM responses p WHERE p.id = ?3 AND p.tenant = ?5), ?5)";
+        (SELECT p.id FROM responses p WHERE p.id = ?3 AND p.tenant = ?5), ?5, ?6)";
 
 /// One item. SQLite assigns its key (one above the highest, so the highest
 /// key with a given public id is the most recently stored one).
@@ -33,7 +33,3 @@ INSERT INTO response_items (response_id, section, position, item_key) VALUES (?1
 
 /// A background response that ends stored is no longer live.
 pub(super) const END_LIVE_RUN: &str = "DELETE FROM live_runs WHERE id = ?1";
-
-/// The execution trace (read back by `trace.rs`).
-pub(super) const INSERT_TRACE: &str =
-    "INSERT OR REPLACE INTO response_traces (response_id, body) VALUES (?1, ?2)";

@@ -1,5 +1,6 @@
-//! Execution traces: one JSON row per response, written in the save's own
-//! transaction (see `group.rs`) and removed with the response.
+//! Execution traces: JSON in the response's own row (`trace`), written by
+//! its save (see `group.rs`). Files from before migration 13 keep older
+//! traces in `response_traces`, removed with their response.
 
 use rusqlite::{params, Connection, OptionalExtension};
 use windlass_engine::{StoreError, Trace};
@@ -16,15 +17,17 @@ pub(super) fn load(
     tenant: &str,
     response_id: &str,
 ) -> Result<Option<Trace>, StoreError> {
-    let body: Option<String> = conn
+    let body: Option<Option<String>> = conn
         .query_row(
-            "SELECT t.body FROM response_traces t JOIN responses r ON r.id = t.response_id \
-             WHERE t.response_id = ?1 AND r.tenant = ?2",
+            "SELECT COALESCE(r.trace, \
+                 (SELECT t.body FROM response_traces t WHERE t.response_id = r.id)) \
+             FROM responses r WHERE r.id = ?1 AND r.tenant = ?2",
             params![response_id, tenant],
             |r| r.get(0),
         )
         .optional()
         .map_err(backend)?;
-    body.map(|b| serde_json::from_str(&b).map_err(|e| StoreError::Corrupt(format!("trace: {e}"))))
+    body.flatten()
+        .map(|b| serde_json::from_str(&b).map_err(|e| StoreError::Corrupt(format!("trace: {e}"))))
         .transpose()
 }
