@@ -7,7 +7,7 @@ mod common;
 
 use common::{transcript, TempDb, Turn, T};
 use rusqlite::Connection;
-use windlass_engine::{NewResponse, ResponseStore, Trace};
+use windlass_engine::{ResponseStore, Trace};
 use windlass_store::SqliteStore;
 
 fn user_version(conn: &Connection) -> i64 {
@@ -189,13 +189,7 @@ async fn a_trace_saved_before_version_13_is_read_and_deleted() {
     };
     {
         let store = SqliteStore::open(&db.path).await.expect("open");
-        let saved = NewResponse {
-            tenant: T,
-            response: &a.resource,
-            input: &a.input,
-            trace: Some(&trace),
-        };
-        store.save(saved).await.expect("save");
+        store.save(a.as_save(T, Some(&trace))).await.expect("save");
         store.close().await;
         Connection::open(&db.path)
             .expect("raw")

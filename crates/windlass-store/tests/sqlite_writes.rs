@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::{transcript, TempDb, Turn, T};
 use rusqlite::Connection;
-use windlass_engine::{NewResponse, ResponseStore, StoreError};
+use windlass_engine::{ResponseStore, StoreError};
 use windlass_store::SqliteStore;
 
 async fn context(store: &SqliteStore, id: &str) -> Vec<windlass_protocol::Item> {
@@ -122,12 +122,7 @@ async fn cancelled_save_does_not_wedge_the_writer() {
         SqliteStore::open(&db.path).await.expect("open"),
     ] {
         let a = Turn::new("a", None, 300, 300);
-        let save = store.save(NewResponse {
-            tenant: T,
-            response: &a.resource,
-            input: &a.input,
-            trace: None,
-        });
+        let save = store.save(a.as_save(T, None));
         // Polled once (the batch is sent), then dropped.
         let _ = tokio::time::timeout(Duration::ZERO, save).await;
 
@@ -153,14 +148,7 @@ async fn concurrent_duplicates_fail_individually() {
             let store = store.clone();
             tokio::spawn(async move {
                 let turn = Turn::new(&format!("t{}", n % 32), None, 1, 1);
-                let result = store
-                    .save(NewResponse {
-                        tenant: T,
-                        response: &turn.resource,
-                        input: &turn.input,
-                        trace: None,
-                    })
-                    .await;
+                let result = store.save(turn.as_save(T, None)).await;
                 (n % 32, result)
             })
         })
@@ -206,14 +194,7 @@ async fn saves_arriving_together_land_with_their_traces() {
                         response_id: id.clone(),
                         ..Default::default()
                     };
-                    let result = store
-                        .save(NewResponse {
-                            tenant: T,
-                            response: &turn.resource,
-                            input: &turn.input,
-                            trace: Some(&trace),
-                        })
-                        .await;
+                    let result = store.save(turn.as_save(T, Some(&trace))).await;
                     (id, result)
                 })
             })
@@ -258,13 +239,10 @@ async fn measure_lone_saves() {
                 response_id: turn.id().to_owned(),
                 ..Default::default()
             };
-            let new = NewResponse {
-                tenant: T,
-                response: &turn.resource,
-                input: &turn.input,
-                trace: Some(&trace),
-            };
-            store.save(new).await.expect("save");
+            store
+                .save(turn.as_save(T, Some(&trace)))
+                .await
+                .expect("save");
         }
         let per_save = |secs: f64| secs * 1e6 / turns.len() as f64;
         println!(

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
-use windlass_engine::{NewResponse, ResponseStore, DEFAULT_TENANT};
+use windlass_engine::{NewResponse, ResponseStore, Trace, DEFAULT_TENANT};
 
 /// The tenant the single-tenant tests store under.
 pub(crate) const T: &str = DEFAULT_TENANT;
@@ -111,15 +111,21 @@ impl Turn {
     }
 
     pub(crate) async fn save_as(&self, store: &dyn ResponseStore, tenant: &str) {
-        store
-            .save(NewResponse {
-                tenant,
-                response: &self.resource,
-                input: &self.input,
-                trace: None,
-            })
-            .await
-            .expect("save");
+        store.save(self.as_save(tenant, None)).await.expect("save");
+    }
+
+    /// This turn as `tenant`'s save, with `trace` if given.
+    pub(crate) fn as_save<'a>(
+        &'a self,
+        tenant: &'a str,
+        trace: Option<&'a Trace>,
+    ) -> NewResponse<'a> {
+        NewResponse {
+            tenant,
+            response: &self.resource,
+            input: &self.input,
+            trace,
+        }
     }
 }
 
