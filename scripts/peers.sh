@@ -12,6 +12,8 @@
 #
 #   scripts/peers.sh                       # Windlass and agentic-api, 3 runs
 #   PEERS="windlass litellm agentic" scripts/peers.sh
+#   PEERS="relay windlass agentic" ...     # also the floor of a hop: a bare TCP
+#                                          # relay (windlass-bench's tcp-relay)
 #   CONCURRENCY="1 16 64 256" RUNS=1 scripts/peers.sh   # the curve
 #   CHAIN=100 scripts/peers.sh             # also: continue a 100-deep chain
 #   SMOKE=1 scripts/peers.sh               # 1 s per path: checks the wiring only
@@ -56,6 +58,14 @@ install_litellm() {
   [ -x "$WORK/venv/bin/litellm" ] && return 0
   python3 -m venv "$WORK/venv"
   "$WORK/venv/bin/pip" install -q 'litellm[proxy]'
+}
+
+relay_bin() {
+  RELAY_BIN="$BIN/tcp-relay"
+  [ -n "${NO_BUILD:-}" ] && [ -x "$RELAY_BIN" ] && return 0
+  local flag=()
+  [ "$PROFILE" = release ] && flag=(--release)
+  (cd "$ROOT" && CARGO_INCREMENTAL=0 cargo build -q "${flag[@]}" -p windlass-bench --bin tcp-relay)
 }
 
 install_agentic() {
@@ -203,6 +213,22 @@ YAML
         measure litellm-responses "http://127.0.0.1:$port/v1/responses" "$(stored_body true)" "$pid"
         measure litellm-chat "http://127.0.0.1:$port/v1/chat/completions" "$CHAT_BODY" "$pid"
         kill "$pid" 2>/dev/null || true
+        ;;
+      relay)
+        # The floor of a hop: bytes copied between wrk and the upstream by a
+        # process on Windlass's runtime, no HTTP parsed (windlass-bench's
+        # tcp-relay). What Windlass adds beyond it is its own work.
+        relay_bin
+        hostport=${UP_BASE#http://}; hostport=${hostport%%/*}
+        "$RELAY_BIN" --upstream "$hostport" >"$WORK/relay.json" 2>"$WORK/relay.log" &
+        pid=$!; PIDS+=("$pid")
+        for _ in $(seq 100); do [ -s "$WORK/relay.json" ] && break; sleep 0.1; done
+        relay=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["relay"])' "$WORK/relay.json")
+        path=${UP_BASE#http://$hostport}
+        measure relay "http://$relay$path/chat/completions" "$CHAT_BODY" "$pid"
+        measure relay-stream "http://$relay$path/chat/completions" "$CHAT_STREAM_BODY" "$pid"
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
         ;;
       agentic)
         install_agentic
