@@ -25,6 +25,8 @@
 #                                          # WINDLASS_PG=\$WINDLASS_TEST_PG
 #   PEERS="windlass windlass-b" WINDLASS_B_ARGS="--config old.toml" ...
 #                                          # A/B: a second Windlass setup, same runs
+#   WINDLASS_B_BIN=path/to/old/windlass ...  # ... or a second binary (WINDLASS_BIN:
+#                                          # the first one's, default the build's)
 #
 # LiteLLM comes from PyPI into .scratch/peers/venv (pip), agentic-api from
 # crates.io (`cargo install agentic-server`, a long build) into
@@ -179,9 +181,13 @@ one_run() {
           db="${WINDLASS_PG%/*}/$name"
         fi
         args=${WINDLASS_ARGS:-}
-        [ "$peer" = windlass-b ] && args=${WINDLASS_B_ARGS:-}
+        bin=${WINDLASS_BIN:-$BIN/windlass}
+        if [ "$peer" = windlass-b ]; then
+          args=${WINDLASS_B_ARGS:-}
+          bin=${WINDLASS_B_BIN:-$bin}
+        fi
         # shellcheck disable=SC2086
-        start_gateway "$db" $args
+        GATEWAY_BIN=$bin start_gateway "$db" $args
         measure "$peer-stored" "$GW/v1/responses" "$(stored_body true)" "$GW_PID"
         measure "$peer-stored-stream" "$GW/v1/responses" "$(stored_body true true)" "$GW_PID"
         measure "$peer-unstored" "$GW/v1/responses" "$(stored_body false)" "$GW_PID"

@@ -57,11 +57,12 @@ free_port() {
 }
 
 # start_gateway DB [extra serve args...]; sets GW (URL) and GW_PID.
+# GATEWAY_BIN: another `windlass` binary than the one just built (an A/B).
 start_gateway() {
   local db=$1; shift
   local port; port=$(free_port)
   GW="http://127.0.0.1:$port"
-  "$BIN/windlass" serve --upstream "$UPSTREAM" --listen "127.0.0.1:$port" --db "$db" "$@" \
+  "${GATEWAY_BIN:-$BIN/windlass}" serve --upstream "$UPSTREAM" --listen "127.0.0.1:$port" --db "$db" "$@" \
     >>"$WORK/gateway.log" 2>&1 &
   GW_PID=$!
   PIDS+=("$GW_PID")

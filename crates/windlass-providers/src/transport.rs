@@ -1,12 +1,14 @@
 //! The HTTP side shared by every upstream kind: one pooled client, POST
 //! with retries before the first byte, timeouts and error bodies.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{Client, RequestBuilder, Response, Url};
+use thread_local::ThreadLocal;
 use tokio::time::{timeout, timeout_at, Instant};
 use windlass_engine::{ModelEvent, ModelInfo, ModelStream, ProviderError, TimeoutPhase};
 
@@ -27,8 +29,54 @@ const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 #[derive(Debug, Clone)]
 pub(crate) struct Transport {
-    client: Client,
+    clients: Clients,
     pub(crate) cfg: ChatProviderConfig,
+}
+
+/// One pooled client per thread that calls the upstream. A pooled
+/// connection is driven by a task on the runtime that opened it; shared
+/// between threads, a request made on one thread would wake another to
+/// write it and again to read the answer. With a client per thread, a
+/// server that keeps each connection on one thread (`windlass-server`'s
+/// connection threads) never hands a request between threads.
+#[derive(Debug, Clone)]
+struct Clients {
+    /// The first client, built at start-up so a bad configuration fails
+    /// there; the others are built like it.
+    first: Client,
+    settings: Arc<ClientSettings>,
+    per_thread: Arc<ThreadLocal<Client>>,
+}
+
+#[derive(Debug)]
+struct ClientSettings {
+    connect_timeout: Duration,
+    headers: HeaderMap,
+    ca: Option<Vec<reqwest::Certificate>>,
+}
+
+impl ClientSettings {
+    fn build(&self) -> Result<Client, reqwest::Error> {
+        let mut builder = Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .tcp_nodelay(true)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .default_headers(self.headers.clone());
+        if let Some(ca) = &self.ca {
+            builder = builder.tls_certs_merge(ca.clone());
+        }
+        builder.build()
+    }
+}
+
+impl Clients {
+    /// This thread's client; the first one where another cannot be built
+    /// (it was built from the same settings, so this does not happen).
+    fn get(&self) -> &Client {
+        self.per_thread
+            .get_or_try(|| self.settings.build())
+            .unwrap_or(&self.first)
+    }
 }
 
 /// A successful response and the first-byte deadline of its attempt.
@@ -41,19 +89,27 @@ impl Transport {
     /// `headers` are the kind's own (authentication, versions); the
     /// configured extra headers are added to them.
     pub(crate) fn new(cfg: ChatProviderConfig, headers: HeaderMap) -> Result<Self, ProviderError> {
-        let mut builder = Client::builder()
-            .connect_timeout(cfg.connect_timeout)
-            .tcp_nodelay(true)
-            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            .default_headers(with_extra_headers(headers, &cfg.extra_headers)?);
         crate::tls::install_crypto_provider();
-        if let Some(path) = &cfg.ca_file {
-            builder = builder.tls_certs_merge(crate::tls::load_ca_file(path)?);
-        }
-        let client = builder
+        let ca = match &cfg.ca_file {
+            Some(path) => Some(crate::tls::load_ca_file(path)?),
+            None => None,
+        };
+        let settings = ClientSettings {
+            connect_timeout: cfg.connect_timeout,
+            headers: with_extra_headers(headers, &cfg.extra_headers)?,
+            ca,
+        };
+        let first = settings
             .build()
             .map_err(|e| config_error(format!("cannot build the HTTP client: {}", describe(&e))))?;
-        Ok(Transport { client, cfg })
+        let per_thread = ThreadLocal::new();
+        per_thread.get_or(|| first.clone());
+        let clients = Clients {
+            first,
+            settings: Arc::new(settings),
+            per_thread: Arc::new(per_thread),
+        };
+        Ok(Transport { clients, cfg })
     }
 
     /// `base_url` + `path`, checked.
@@ -86,7 +142,8 @@ impl Transport {
         let trace = windlass_engine::trace_headers();
         self.send(url, || {
             let mut request = self
-                .client
+                .clients
+                .get()
                 .post(url.clone())
                 .header(CONTENT_TYPE, "application/json")
                 .header(ACCEPT, accept);
@@ -216,7 +273,8 @@ impl Transport {
         let body = Bytes::from(body);
         let answer = self
             .send(url, || {
-                self.client
+                self.clients
+                    .get()
                     .post(url.clone())
                     .header(CONTENT_TYPE, "application/json")
                     .header(ACCEPT, "application/json")
@@ -228,7 +286,9 @@ impl Transport {
 
     /// GETs a JSON answer.
     pub(crate) async fn get_json(&self, url: &Url) -> Result<serde_json::Value, ProviderError> {
-        let answer = self.send(url, || self.client.get(url.clone())).await?;
+        let answer = self
+            .send(url, || self.clients.get().get(url.clone()))
+            .await?;
         json_body(answer, self.cfg.idle_timeout).await
     }
 
@@ -236,7 +296,9 @@ impl Transport {
     /// the same `data[].id`).
     pub(crate) async fn list_models(&self) -> Result<Vec<ModelInfo>, ProviderError> {
         let url = self.endpoint("/models")?;
-        let answer = self.send(&url, || self.client.get(url.clone())).await?;
+        let answer = self
+            .send(&url, || self.clients.get().get(url.clone()))
+            .await?;
         let body = read_body(answer.response, self.cfg.idle_timeout).await?;
         let list: ModelList = serde_json::from_slice(&body)
             .map_err(|e| ProviderError::Protocol(format!("invalid model list: {e}")))?;

@@ -77,6 +77,11 @@ pub struct ServerConfig {
     pub sse_keepalive: Option<Duration>,
     /// The Messages surface (`[server.messages]`).
     pub messages: crate::messages::config::MessagesConfig,
+    /// Threads that serve connections, each with a runtime of its own: a
+    /// connection and the work of its requests stay on one thread. 0: on
+    /// the runtime that calls [`serve`](crate::serve) (the default here; a
+    /// config file defaults to one per CPU).
+    pub connection_threads: usize,
 }
 
 /// `GET /metrics` (Prometheus), `[server.metrics]`.
@@ -117,6 +122,7 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(30),
             sse_keepalive: Some(Duration::from_secs(15)),
             messages: Default::default(),
+            connection_threads: 0,
         }
     }
 }
@@ -164,6 +170,10 @@ pub struct ServerFile {
     /// The Messages surface (`/v1/messages`).
     #[serde(default)]
     pub messages: crate::messages::config::MessagesConfig,
+    /// Threads that serve connections, each keeping its connections and
+    /// their requests' work on itself (default: one per CPU; 0: one
+    /// work-stealing runtime for everything).
+    pub connection_threads: Option<usize>,
 }
 
 /// `[server.tenants.<name>]`: one tenant's budgets, over all its keys.
@@ -259,6 +269,9 @@ impl ServerFile {
         if let Some(secs) = self.sse_keepalive_secs {
             c.sse_keepalive = (secs > 0).then(|| Duration::from_secs(secs));
         }
+        c.connection_threads = self.connection_threads.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
         // Fail now rather than on the first request.
         c.key_ring()?;
         Ok(c)

@@ -61,6 +61,7 @@
 
 mod client_tools_status;
 pub mod config;
+mod conn_threads;
 pub mod error;
 pub mod fd_caps;
 mod guard;
@@ -217,9 +218,13 @@ pub async fn serve(
         state.config.shutdown_grace,
     );
     let limits = state.config.connections.clone();
+    let threads = match state.config.connection_threads {
+        0 => None,
+        n => Some(conn_threads::ConnectionThreads::start(n)?),
+    };
     let upkeep = state.metrics.spawn_upkeep();
     let app = router(state);
-    listen::accept_loop(listener, app, limits, drained).await;
+    listen::accept_loop(listener, app, limits, threads, drained).await;
     keeper.cancel();
     if let Some(task) = ingestion {
         let _ = task.await;

@@ -14,6 +14,8 @@
 //!   tasks are still ending.)
 //! - Accept errors (e.g. out of file descriptors) pause the loop briefly
 //!   instead of spinning.
+//! - With connection threads, each connection is served on one of them
+//!   (`conn_threads.rs`); the caps above count them all.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -34,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::config::ConnectionLimits;
+use crate::conn_threads::ConnectionThreads;
 
 /// Marks requests of a connection accepted past `max_connections`.
 #[derive(Debug, Clone, Copy)]
@@ -108,6 +111,7 @@ pub(crate) async fn accept_loop(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
+    threads: Option<ConnectionThreads>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -153,10 +157,18 @@ pub(crate) async fn accept_loop(
             silent: silent.register(),
         };
         let watcher = graceful.watcher();
-        tokio::spawn(async move {
-            let _slot = slot;
-            conn.run(tcp, watcher).await;
-        });
+        match &threads {
+            Some(threads) => threads.spawn(tcp, move |tcp| async move {
+                let _slot = slot;
+                conn.run(tcp, watcher).await;
+            }),
+            None => {
+                tokio::spawn(async move {
+                    let _slot = slot;
+                    conn.run(tcp, watcher).await;
+                });
+            }
+        }
     }
     drop(listener);
     if tokio::time::timeout(DRAIN, graceful.shutdown())

@@ -69,7 +69,13 @@ impl Default for GatewayOptions {
             policy: None,
             mcp: None,
             mcp_directory: None,
-            server: ServerConfig::default(),
+            // As `windlass serve` runs by default: each connection on one of
+            // two threads of its own (tests that set `server` whole run on
+            // the test's runtime instead, so both ways are covered).
+            server: ServerConfig {
+                connection_threads: 2,
+                ..ServerConfig::default()
+            },
             provider,
             kind: UpstreamKind::Chat,
             model_provider: None,
