@@ -1,6 +1,7 @@
 //! The bench environment: one fake upstream, and Windlass in front of it on
-//! its own tokio runtime (threads named `windlass-rt*`) with a temp SQLite file
-//! or, with `--db postgres://...`, a Postgres database.
+//! its own tokio runtime (threads named `windlass-rt*`) and its connection
+//! threads (`windlass-conn-*`), with a temp SQLite file or, with `--db
+//! postgres://...`, a Postgres database.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -151,6 +152,8 @@ impl Bench {
             store_options.checkpoint_bytes = n;
         }
         server_cfg.metrics.enabled = s.metrics;
+        // As `windlass serve` runs: each connection on a thread of its own.
+        server_cfg.connection_threads = s.connection_threads;
         let upstream_addr = upstream.addr();
         let built = wl
             .spawn(async move {

@@ -173,6 +173,7 @@ async fn run(
         "idle_streams": s.idle_streams,
         "log": args.log,
         "windlass_nodelay": s.windlass_nodelay,
+        "connection_threads": s.connection_threads,
         "store": s.store,
         "group_commit": s.group_commit,
         "checkpoint_bytes": s.checkpoint_bytes,
@@ -180,9 +181,10 @@ async fn run(
         "elapsed_secs": started.elapsed().as_secs_f64(),
     });
     let header = format!(
-        "windlass-bench: {} CPU(s), Windlass on {} thread(s), {} round(s) x {:.1} s per mode, concurrency {}{}{}{}{}  (loadavg {})",
+        "windlass-bench: {} CPU(s), Windlass on {} thread(s) and {} connection thread(s), {} round(s) x {:.1} s per mode, concurrency {}{}{}{}{}  (loadavg {})",
         cores(),
         wl_threads,
+        s.connection_threads,
         s.rounds,
         s.duration.as_secs_f64(),
         s.concurrency,

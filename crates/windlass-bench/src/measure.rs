@@ -13,9 +13,12 @@ use std::time::Duration;
 pub(crate) const WINDLASS_THREAD: &str = "windlass-rt";
 
 /// Whether a thread (by its `comm`, 15 characters at most) does Windlass's
-/// work: the runtime's threads and the SQLite store's save thread.
+/// work: the runtime's threads, the connection threads (and their blocking
+/// pools) and the SQLite store's save thread.
 pub(crate) fn is_windlass_thread(comm: &str) -> bool {
-    comm.starts_with(WINDLASS_THREAD) || comm == windlass_store::SAVE_THREAD_NAME
+    comm.starts_with(WINDLASS_THREAD)
+        || comm.starts_with(windlass_server::CONNECTION_THREAD_NAME)
+        || comm == windlass_store::SAVE_THREAD_NAME
 }
 
 // ---------------------------------------------------------------------------

@@ -81,9 +81,14 @@ pub(crate) struct Args {
     /// Concurrent idle streams [default: 1000, quick: 100].
     #[arg(long)]
     pub idle_streams: Option<usize>,
-    /// Worker threads of Windlass's runtime (the `windlass` binary uses one per core).
+    /// Worker threads of Windlass's runtime, and as many connection threads
+    /// (the `windlass` binary uses one per core of each).
     #[arg(long)]
     pub windlass_threads: Option<usize>,
+    /// A/B: serve connections on the work-stealing runtime itself
+    /// (`[server] connection_threads = 0`) instead of connection threads.
+    #[arg(long)]
+    pub work_stealing: bool,
     /// Worker threads of the load generator's and upstream's runtime.
     #[arg(long)]
     pub client_threads: Option<usize>,
@@ -145,6 +150,8 @@ pub(crate) struct Settings {
     pub idle_streams: usize,
     pub load_context_iters: usize,
     pub windlass_nodelay: bool,
+    /// `[server] connection_threads` of Windlass (0 with `--work-stealing`).
+    pub connection_threads: usize,
     pub group_commit: bool,
     pub checkpoint_bytes: Option<u64>,
     /// `store` flag of the json and stream scenarios' requests.
@@ -194,6 +201,15 @@ impl Settings {
                 .max(1),
             load_context_iters: if a.quick { 20 } else { 300 },
             windlass_nodelay: a.windlass_nodelay,
+            connection_threads: match a.work_stealing {
+                true => 0,
+                false => a
+                    .windlass_threads
+                    .unwrap_or_else(|| {
+                        std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+                    })
+                    .max(1),
+            },
             group_commit: !a.no_group_commit,
             checkpoint_bytes: a.checkpoint_bytes,
             store: !a.unstored,

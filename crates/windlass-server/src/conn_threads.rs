@@ -1,15 +1,19 @@
 //! Connection threads: each accepted connection lives its whole life on one
-//! OS thread with a runtime of its own.
+//! thread, a tokio runtime of one worker.
 //!
-//! On the work-stealing runtime a request hops threads: scheduling a task
-//! wakes an idle sibling worker (a futex), which may steal the task and run
-//! it on the other CPU with cold caches, and the upstream's answer is read
-//! by whichever worker holds the I/O driver. On a small machine those
-//! wake-ups and migrations are most of the median a gateway adds
-//! (BENCHMARKS.md, "Thread per core"). Here a connection, the tasks its
-//! requests spawn and (with a per-thread upstream client, see
-//! `windlass-providers`' transport) its upstream connections share one
-//! thread, so a request wakes nothing but that thread.
+//! On one work-stealing runtime a request hops threads: scheduling a task
+//! wakes an idle sibling worker, which may steal it and run it on the other
+//! CPU, and the upstream's answer is read by whichever worker holds the I/O
+//! driver. Here a connection, the tasks its requests spawn and (with the
+//! per-thread upstream client of `windlass-providers`' transport) the
+//! upstream connections they use stay on one thread. Measured against one
+//! shared runtime (BENCHMARKS.md, "Connection threads"): 5-12 % less CPU per
+//! JSON request, lower medians at 64 clients, the same at 16.
+//!
+//! The price: a connection cannot move. The streams of one HTTP/2
+//! connection share its thread, and a request that computes for long holds
+//! up the other connections of its thread; `[server] connection_threads =
+//! 0` serves everything on the shared runtime instead.
 //!
 //! A new connection goes to the thread with the fewest open ones: the
 //! accept loop hands the socket over once, then never again.
@@ -19,23 +23,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::runtime::Runtime;
 
-/// How often a thread with no new connections looks whether its last
-/// tasks have ended.
+/// Name of each connection thread and of its runtime's blocking pool, with
+/// the thread's number after a dash (`windlass-conn-0`).
+pub const CONNECTION_THREAD_NAME: &str = "windlass-conn";
+
+/// How often runtimes with no new connections are looked at for whether
+/// their last tasks have ended.
 const LINGER_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Work for a connection thread: the socket, moved off the accepting
-/// runtime, and what to run with it there.
-type Job = Box<dyn FnOnce(TcpStream) -> futures::future::BoxFuture<'static, ()> + Send>;
-
-/// The threads, each with its queue of new connections.
+/// The threads, each a runtime of one worker.
 pub(crate) struct ConnectionThreads {
     threads: Vec<Thread>,
 }
 
 struct Thread {
-    jobs: mpsc::UnboundedSender<(std::net::TcpStream, Job)>,
+    /// One worker: tokio's scheduler as on the shared runtime (a task woken
+    /// by the running one runs next, in its LIFO slot), with no sibling to
+    /// wake or to steal from. A current-thread runtime has no LIFO slot,
+    /// and at 16 connections its queue put ~0.4 ms on the median.
+    runtime: Option<Runtime>,
     /// Connections on this thread now (counted down when their task ends).
     open: Arc<AtomicUsize>,
 }
@@ -51,7 +59,7 @@ impl Drop for Open {
 
 impl ConnectionThreads {
     /// Starts `n` threads (at least one). They end when this is dropped and
-    /// the connections they hold have ended.
+    /// the work they hold has ended.
     pub(crate) fn start(n: usize) -> std::io::Result<ConnectionThreads> {
         let threads = (0..n.max(1))
             .map(Thread::start)
@@ -66,10 +74,11 @@ impl ConnectionThreads {
         F: FnOnce(TcpStream) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let Some(thread) = self
+        let Some((thread, runtime)) = self
             .threads
             .iter()
-            .min_by_key(|t| t.open.load(Ordering::Relaxed))
+            .filter_map(|t| Some((t, t.runtime.as_ref()?)))
+            .min_by_key(|(t, _)| t.open.load(Ordering::Relaxed))
         else {
             return;
         };
@@ -82,49 +91,62 @@ impl ConnectionThreads {
         };
         thread.open.fetch_add(1, Ordering::Relaxed);
         let open = Open(thread.open.clone());
-        let job: Job = Box::new(move |tcp| {
-            Box::pin(async move {
-                let _open = open;
-                serve(tcp).await;
-            })
+        runtime.spawn(async move {
+            let _open = open;
+            // Registered with this runtime's I/O driver, so its readiness
+            // wakes this thread.
+            match TcpStream::from_std(tcp) {
+                Ok(tcp) => serve(tcp).await,
+                Err(e) => tracing::warn!(error = %e, "cannot register a connection; closing it"),
+            }
         });
-        if thread.jobs.send((tcp, job)).is_err() {
-            tracing::warn!("a connection thread has stopped; connection closed");
+    }
+}
+
+impl Drop for ConnectionThreads {
+    /// Work that requests started (a background run, pooled database or
+    /// upstream connections) may outlive the server: each runtime is kept
+    /// until its last task has ended, on a thread of its own.
+    fn drop(&mut self) {
+        let runtimes: Vec<Runtime> = self
+            .threads
+            .iter_mut()
+            .filter_map(|t| t.runtime.take())
+            .collect();
+        let (hand, held) = std::sync::mpsc::channel::<Vec<Runtime>>();
+        let linger = std::thread::Builder::new()
+            .name(format!("{CONNECTION_THREAD_NAME}-end"))
+            .spawn(move || {
+                let runtimes = held.recv().unwrap_or_default();
+                while runtimes
+                    .iter()
+                    .any(|r| r.handle().metrics().num_alive_tasks() > 0)
+                {
+                    std::thread::sleep(LINGER_POLL);
+                }
+            });
+        if let Err(e) = linger {
+            // Dropping a runtime here could be inside another one, which
+            // tokio forbids; stopping it in the background is allowed.
+            tracing::warn!(error = %e, "cannot keep the connection threads until their work ends");
+            runtimes.into_iter().for_each(Runtime::shutdown_background);
+        } else if let Err(std::sync::mpsc::SendError(runtimes)) = hand.send(runtimes) {
+            runtimes.into_iter().for_each(Runtime::shutdown_background);
         }
     }
 }
 
 impl Thread {
     fn start(index: usize) -> std::io::Result<Thread> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name(format!("{CONNECTION_THREAD_NAME}-{index}"))
             .enable_all()
             .build()?;
-        let (jobs, mut queue) = mpsc::unbounded_channel::<(std::net::TcpStream, Job)>();
-        let open = Arc::new(AtomicUsize::new(0));
-        std::thread::Builder::new()
-            .name(format!("windlass-conn-{index}"))
-            .spawn(move || {
-                runtime.block_on(async move {
-                    while let Some((tcp, job)) = queue.recv().await {
-                        match TcpStream::from_std(tcp) {
-                            Ok(tcp) => {
-                                tokio::spawn(job(tcp));
-                            }
-                            Err(e) => {
-                                tracing::warn!(error = %e, "cannot register a connection; closing it");
-                            }
-                        }
-                    }
-                    // No new connections: the thread stays while work that
-                    // its requests started (a background run, a pooled
-                    // database or upstream connection) is still alive.
-                    let metrics = tokio::runtime::Handle::current().metrics();
-                    while metrics.num_alive_tasks() > 0 {
-                        tokio::time::sleep(LINGER_POLL).await;
-                    }
-                });
-            })?;
-        Ok(Thread { jobs, open })
+        Ok(Thread {
+            runtime: Some(runtime),
+            open: Arc::new(AtomicUsize::new(0)),
+        })
     }
 }
 

@@ -96,6 +96,7 @@ use http::{
 };
 
 pub use config::{ConnectionLimits, MetricsConfig, ServerConfig, ServerFile, SettingsError};
+pub use conn_threads::CONNECTION_THREAD_NAME;
 pub use error::ApiError;
 pub use guard::jwt::TokenExpiry;
 pub use guard::keys::{ApiKey, AuthedKey, KeyConfig, KeyError, KeyRing};
