@@ -128,6 +128,7 @@ measure() { # name url body pid
   before=$([ -n "$pid" ] && cpu_of "$pid" || echo 0)
   out=$(wrk -t$threads -c"$C" -d"${SECS}s" --timeout 10s --latency -s "$lua" "$url" 2>&1)
   after=$([ -n "$pid" ] && cpu_of "$pid" || echo 0)
+  rm -f "$lua"
   local line; line=$(grep '^RESULT' <<<"$out" || echo "RESULT 0 0 0 0")
   read -r _ n errs p50 p99 <<<"$line"
   local cpu_us; cpu_us=$(python3 -c "print(round(($after - $before) * 1e6 / max($n, 1)))")
