@@ -18,6 +18,7 @@ mod files;
 mod ingestion;
 mod migrate;
 mod pgvector;
+mod pool;
 mod prompts;
 mod quota;
 mod read;
@@ -31,7 +32,7 @@ mod vector_search;
 mod vector_stores;
 mod write;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
+use deadpool_postgres::{Object, Pool, PoolError};
 use tokio_postgres_rustls::MakeRustlsConnect;
 use windlass_engine::{ItemPage, NewResponse, PageRequest, ResponseStore, StoreError, Trace};
 use windlass_protocol::{Item, ResponseResource};
@@ -90,20 +91,7 @@ impl PgStore {
             tls,
             summary,
         } = tls::parse(url)?;
-        let manager = Manager::from_config(
-            config.clone(),
-            tls.clone(),
-            ManagerConfig {
-                // Checking each connection with a query before use would add
-                // a round trip to every request; a broken one fails its
-                // query and is dropped instead.
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(options.max_connections.max(1))
-            .build()
-            .map_err(|e| StoreError::Backend(format!("postgres pool: {e}")))?;
+        let pool = pool::build(&config, tls.clone(), options.max_connections)?;
         let mut store = PgStore {
             pool,
             config,
