@@ -2,11 +2,12 @@
 //! its first use.
 //!
 //! JIT off: the store's queries are short lookups and writes by key, which
-//! JIT compilation never pays off for, but the planner's cost estimates grow
-//! with the tables. Past some tens of thousands of responses the history
-//! load's estimate crossed `jit_above_cost` (100,000 by default), and every
-//! request continuing a response then compiled it first: 10-100 ms each,
-//! for a query that takes 1 ms without.
+//! JIT compilation never pays off for. But where statistics lag a table's
+//! size (a new database before autovacuum's first `ANALYZE`), the history
+//! load's estimate grew with the tables, crossed `jit_above_cost` (100,000
+//! by default) at some tens of thousands of responses, and every request
+//! continuing a response then compiled it first: 10-100 ms each, for a
+//! query that takes 1 ms without.
 //!
 //! A `SET` after connecting rather than a startup `options` parameter:
 //! connection poolers such as PgBouncer refuse startup parameters they do
