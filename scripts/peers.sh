@@ -169,10 +169,20 @@ stored_body() { # store [stream] [previous]
   echo "{\"model\": \"$MODEL\", \"input\": \"$PROMPT\", \"store\": $1$extra}"
 }
 
+# PEERS, rotated by the block's number: each block starts with another
+# peer, so none always runs first after the previous block's load (a
+# Postgres still catching up on its writes measured as the first peer's).
+rotated_peers() {
+  local -a order
+  read -ra order <<<"$PEERS"
+  local n=${#order[@]} i
+  for ((i = 0; i < n; i++)); do echo "${order[$(((i + BLOCK) % n))]}"; done
+}
+
 one_run() {
   measure direct "$UP_BASE/chat/completions" "$CHAT_BODY"
   measure direct-stream "$UP_BASE/chat/completions" "$CHAT_STREAM_BODY"
-  for peer in $PEERS; do
+  for peer in $(rotated_peers); do
     case $peer in
       windlass|windlass-b)
         db="$WORK/$peer.db"; rm -f "$db" "$db-wal" "$db-shm"
@@ -263,10 +273,12 @@ YAML
   done
 }
 
+BLOCK=0
 for RUN in $(seq "$RUNS"); do
   for C in $CONCURRENCY; do
     echo "[peers] run $RUN/$RUNS, concurrency $C, loadavg $(cut -d' ' -f1-3 /proc/loadavg)" >&2
     one_run
+    BLOCK=$((BLOCK + 1))
   done
 done
 
