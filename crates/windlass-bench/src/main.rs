@@ -29,16 +29,10 @@ use serde_json::{json, Value};
 
 use crate::env::Bench;
 use crate::report::{progress, Row};
-use crate::settings::{Args, Scenario, Settings};
+use crate::settings::{cores, Args, Scenario, Settings};
 
 #[global_allocator]
 static GLOBAL: measure::CountingAlloc = measure::CountingAlloc;
-
-fn cores() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-}
 
 fn main() -> ExitCode {
     let args = Args::parse();

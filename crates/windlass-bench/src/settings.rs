@@ -203,12 +203,7 @@ impl Settings {
             windlass_nodelay: a.windlass_nodelay,
             connection_threads: match a.work_stealing {
                 true => 0,
-                false => a
-                    .windlass_threads
-                    .unwrap_or_else(|| {
-                        std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
-                    })
-                    .max(1),
+                false => a.windlass_threads.unwrap_or_else(cores).max(1),
             },
             group_commit: !a.no_group_commit,
             checkpoint_bytes: a.checkpoint_bytes,
@@ -218,4 +213,11 @@ impl Settings {
             db: a.db.clone(),
         }
     }
+}
+
+/// CPUs of this machine (2 when unknown).
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
 }

@@ -71,11 +71,14 @@ impl ClientSettings {
 
 impl Clients {
     /// This thread's client; the first one where another cannot be built
-    /// (it was built from the same settings, so this does not happen).
+    /// (it was built from the same settings, so this should not happen).
     fn get(&self) -> &Client {
         self.per_thread
             .get_or_try(|| self.settings.build())
-            .unwrap_or(&self.first)
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %describe(&e), "cannot build this thread's HTTP client; sharing the first");
+                &self.first
+            })
     }
 }
 

@@ -48,10 +48,18 @@ struct Thread {
     open: Arc<AtomicUsize>,
 }
 
-/// Counts a connection down on its thread when its task ends.
-struct Open(Arc<AtomicUsize>);
+/// One open connection in a count (the listener's, a thread's): counted
+/// up when taken, down when the connection's task ends and drops it.
+pub(crate) struct Slot(Arc<AtomicUsize>);
 
-impl Drop for Open {
+impl Slot {
+    pub(crate) fn take(count: &Arc<AtomicUsize>) -> Slot {
+        count.fetch_add(1, Ordering::Relaxed);
+        Slot(count.clone())
+    }
+}
+
+impl Drop for Slot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -80,6 +88,9 @@ impl ConnectionThreads {
             .filter_map(|t| Some((t, t.runtime.as_ref()?)))
             .min_by_key(|(t, _)| t.open.load(Ordering::Relaxed))
         else {
+            // Only once the threads are being dropped, which needs them
+            // unborrowed: not while the accept loop holds them.
+            tracing::warn!("no connection thread left; closing a connection");
             return;
         };
         let tcp = match tcp.into_std() {
@@ -89,8 +100,7 @@ impl ConnectionThreads {
                 return;
             }
         };
-        thread.open.fetch_add(1, Ordering::Relaxed);
-        let open = Open(thread.open.clone());
+        let open = Slot::take(&thread.open);
         runtime.spawn(async move {
             let _open = open;
             // Registered with this runtime's I/O driver, so its readiness
@@ -204,15 +214,19 @@ mod tests {
 
         // Once one thread's connection has ended, the next connection goes
         // to that thread, the one with fewer open.
-        let freed = {
-            ends.remove(0).send(()).unwrap();
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            let busy = threads
-                .threads
-                .iter()
-                .map(|t| t.open.load(Ordering::Relaxed));
-            busy.collect::<Vec<_>>()
+        ends.remove(0).send(()).unwrap();
+        let open_now = || -> Vec<usize> {
+            let busy = threads.threads.iter();
+            busy.map(|t| t.open.load(Ordering::Relaxed)).collect()
         };
+        // The ended connection's task drops its slot on its own thread.
+        for _ in 0..200 {
+            if open_now().iter().sum::<usize>() == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let freed = open_now();
         assert_eq!(freed.iter().sum::<usize>(), 1, "{freed:?}");
         let idle = format!(
             "windlass-conn-{}",

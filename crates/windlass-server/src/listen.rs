@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::config::ConnectionLimits;
-use crate::conn_threads::ConnectionThreads;
+use crate::conn_threads::{ConnectionThreads, Slot};
 
 /// Marks requests of a connection accepted past `max_connections`.
 #[derive(Debug, Clone, Copy)]
@@ -46,15 +46,6 @@ pub(crate) struct Overloaded;
 /// (only final bytes and idle keep-alives remain by then).
 const DRAIN: Duration = Duration::from_secs(5);
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
-
-/// Open connections, counted down when a connection's task ends.
-struct Slot(Arc<AtomicUsize>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
 
 /// Connections still waiting for their first byte, oldest first.
 #[derive(Default)]
@@ -146,8 +137,7 @@ pub(crate) async fn accept_loop(
             drop(tcp);
             continue;
         }
-        open.fetch_add(1, Ordering::Relaxed);
-        let slot = Slot(open.clone());
+        let slot = Slot::take(&open);
         let overloaded = n >= limits.max_connections;
         let conn = Connection {
             app: app.clone(),
@@ -157,16 +147,14 @@ pub(crate) async fn accept_loop(
             silent: silent.register(),
         };
         let watcher = graceful.watcher();
+        let serve = move |tcp| async move {
+            let _slot = slot;
+            conn.run(tcp, watcher).await;
+        };
         match &threads {
-            Some(threads) => threads.spawn(tcp, move |tcp| async move {
-                let _slot = slot;
-                conn.run(tcp, watcher).await;
-            }),
+            Some(threads) => threads.spawn(tcp, serve),
             None => {
-                tokio::spawn(async move {
-                    let _slot = slot;
-                    conn.run(tcp, watcher).await;
-                });
+                tokio::spawn(serve(tcp));
             }
         }
     }

@@ -55,7 +55,7 @@ fn session_hook(config: &tokio_postgres::Config) -> Option<Hook> {
     Some(Hook::async_fn(|client: &mut ClientWrapper, _| {
         Box::pin(async move {
             if let Err(error) = client.batch_execute(SESSION).await {
-                tracing::debug!(%error, "postgres: the session keeps its JIT setting");
+                tracing::warn!(%error, "postgres: `SET jit = off` refused; the session keeps its JIT setting");
             }
             Ok(())
         })
